@@ -1,0 +1,87 @@
+package payd
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Clock is the only source of time in payd. cmd/payd injects the wall clock;
+// tests and the sandbox inject a clock they control.
+type Clock interface {
+	Now() time.Time
+}
+
+// SystemClock reads the wall clock, truncated to milliseconds, the precision
+// at which payd stores time.
+type SystemClock struct{}
+
+// Now returns the current UTC time at millisecond precision.
+func (SystemClock) Now() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
+
+// FakeClock is a settable clock for tests.
+type FakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+// NewFakeClock returns a clock stopped at t.
+func NewFakeClock(t time.Time) *FakeClock { return &FakeClock{t: t.UTC().Truncate(time.Millisecond)} }
+
+// Now returns the clock's current time.
+func (c *FakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+
+// Advance moves the clock forward by d.
+func (c *FakeClock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+// Set moves the clock to t.
+func (c *FakeClock) Set(t time.Time) {
+	c.mu.Lock()
+	c.t = t.UTC().Truncate(time.Millisecond)
+	c.mu.Unlock()
+}
+
+// TimeLayout is how every datetime leaves payd: UTC with milliseconds and an
+// explicit +00:00 offset.
+const TimeLayout = "2006-01-02T15:04:05.000+00:00"
+
+// FormatTime renders t in TimeLayout.
+func FormatTime(t time.Time) string { return t.UTC().Format(TimeLayout) }
+
+// ErrTimeFormat is returned for a datetime that is not ISO 8601 / RFC 3339.
+var ErrTimeFormat = errors.New("must be an ISO 8601 datetime")
+
+// ParseTime reads an ISO 8601 / RFC 3339 datetime with 'Z' or ±hh:mm and 0–9
+// fraction digits; without an offset the time is UTC. A space where the
+// offset's '+' should be (a '+' decoded from a query string) counts as '+'.
+// The result is UTC, truncated to milliseconds.
+func ParseTime(s string) (time.Time, error) {
+	if len(s) < 19 || len(s) > 40 {
+		return time.Time{}, ErrTimeFormat
+	}
+	if i := strings.LastIndexByte(s, ' '); i >= 19 {
+		s = s[:i] + "+" + s[i+1:]
+	}
+	if len(s) > 19 && s[19] == '.' {
+		n := 20
+		for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+			n++
+		}
+		if n-20 > 9 {
+			return time.Time{}, ErrTimeFormat
+		}
+	}
+	layout := "2006-01-02T15:04:05.999999999"
+	if strings.HasSuffix(s, "Z") || strings.IndexAny(s[19:], "+-") >= 0 {
+		layout += "Z07:00"
+	}
+	t, err := time.Parse(layout, s)
+	if err != nil {
+		return time.Time{}, ErrTimeFormat
+	}
+	return t.UTC().Truncate(time.Millisecond), nil
+}
+
+// UnixMilli converts stored milliseconds back into a UTC time.
+func UnixMilli(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
