@@ -1,0 +1,203 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"payd"
+)
+
+const callbackCols = `id, merchant_id, event, subject_id, url, body, ts, signature, state, attempts,
+	next_attempt_at, created_at, delivered_at, last_status, last_error`
+
+func scanCallback(sc interface{ Scan(...any) error }) (*payd.Callback, error) {
+	var c payd.Callback
+	var event, body, state string
+	var next, created int64
+	var delivered, lastStatus sql.NullInt64
+	var lastErr sql.NullString
+	if err := sc.Scan(&c.ID, &c.MerchantID, &event, &c.SubjectID, &c.URL, &body, &c.Timestamp, &c.Signature, &state,
+		&c.Attempts, &next, &created, &delivered, &lastStatus, &lastErr); err != nil {
+		return nil, notFound(err)
+	}
+	c.Event, c.Body, c.State = payd.Event(event), []byte(body), payd.CallbackState(state)
+	c.NextAttemptAt, c.CreatedAt, c.DeliveredAt = payd.UnixMilli(next), payd.UnixMilli(created), fromNullMS(delivered)
+	c.LastStatus, c.LastError = int(lastStatus.Int64), lastErr.String
+	return &c, nil
+}
+
+// insertCallback queues a callback in the outbox, inside the transaction of
+// the change that causes it.
+func (t *tx) insertCallback(ctx context.Context, c *payd.Callback) error {
+	_, err := t.exec(ctx, `INSERT INTO callbacks (id, merchant_id, event, subject_id, url, body, ts, signature, state,
+		attempts, next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)`,
+		c.ID, c.MerchantID, string(c.Event), c.SubjectID, c.URL, string(c.Body), c.Timestamp, c.Signature,
+		ms(c.NextAttemptAt), ms(c.CreatedAt))
+	if err != nil {
+		return fmt.Errorf("queue callback: %w", err)
+	}
+	return nil
+}
+
+// ClaimCallbacks leases up to limit due callbacks to owner until now+lease.
+// A callback leased by another instance is skipped until its lease runs
+// out, so no two instances send the same attempt at once.
+func (s *Store) ClaimCallbacks(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]*payd.Callback, error) {
+	var out []*payd.Callback
+	err := s.inTx(ctx, func(t *tx) error {
+		rows, err := t.query(ctx, `UPDATE callbacks SET lease_owner = ?, lease_until = ?
+			WHERE id IN (SELECT id FROM callbacks WHERE state = 'pending' AND next_attempt_at <= ?
+				AND (lease_until IS NULL OR lease_until <= ?) ORDER BY next_attempt_at LIMIT ?`+s.skipLocked()+`)
+			RETURNING `+callbackCols, owner, ms(now.Add(lease)), ms(now), ms(now), limit)
+		if err != nil {
+			return fmt.Errorf("claim callbacks: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			c, err := scanCallback(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, c)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// Attempt is the outcome of one delivery attempt.
+type Attempt struct {
+	Number     int // 1, 2, …
+	StartedAt  time.Time
+	Duration   time.Duration
+	StatusCode int // 0 when no response
+	Error      string
+}
+
+// RecordAttempt records an attempt made under owner's lease and moves the
+// callback on: delivered on success, else pending until next, or failed
+// when next is zero (schedule exhausted). It returns payd.ErrConflict when
+// the lease was lost meanwhile.
+func (s *Store) RecordAttempt(ctx context.Context, c *payd.Callback, owner string, a Attempt, next time.Time) error {
+	ok := a.Error == "" && a.StatusCode == 200
+	state, delivered := payd.CallbackPending, any(nil)
+	switch {
+	case ok:
+		state, delivered = payd.CallbackDelivered, ms(a.StartedAt.Add(a.Duration))
+	case next.IsZero():
+		state = payd.CallbackFailed
+	}
+	nextMS := ms(next)
+	if next.IsZero() {
+		nextMS = ms(a.StartedAt)
+	}
+	return s.inTx(ctx, func(t *tx) error {
+		res, err := t.exec(ctx, `UPDATE callbacks SET state = ?, attempts = ?, next_attempt_at = ?, delivered_at = ?,
+			last_status = ?, last_error = ?, lease_owner = NULL, lease_until = NULL
+			WHERE id = ? AND lease_owner = ? AND state = 'pending'`,
+			string(state), a.Number, nextMS, delivered, nullInt(a.StatusCode), nullStr(a.Error), c.ID, owner)
+		if err != nil {
+			return fmt.Errorf("record attempt: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return payd.ErrConflict
+		}
+		_, err = t.exec(ctx, `INSERT INTO callback_attempts (callback_id, attempt, started_at, duration_ms, status_code, error, instance)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`, c.ID, a.Number, ms(a.StartedAt), a.Duration.Milliseconds(),
+			nullInt(a.StatusCode), nullStr(a.Error), owner)
+		return err
+	})
+}
+
+func nullInt(v int) any {
+	if v == 0 {
+		return nil
+	}
+	return v
+}
+
+// ScheduleIndex is how many attempts the current schedule has used: the
+// attempts since the last operator resend.
+func (s *Store) ScheduleIndex(ctx context.Context, id string) (int, error) {
+	var n int
+	err := s.queryRow(ctx, "SELECT attempts - schedule_start FROM callbacks WHERE id = ?", id).Scan(&n)
+	return n, notFound(err)
+}
+
+// Callbacks lists callbacks, newest first, optionally in one state.
+func (s *Store) Callbacks(ctx context.Context, state payd.CallbackState, limitN int) ([]*payd.Callback, error) {
+	var w where
+	w.opt("state = ?", string(state))
+	rows, err := s.query(ctx, "SELECT "+callbackCols+" FROM callbacks"+w.sql()+" ORDER BY created_at DESC, id DESC"+s.limit(limitN, 0), w.args...)
+	if err != nil {
+		return nil, fmt.Errorf("list callbacks: %w", err)
+	}
+	defer rows.Close()
+	var out []*payd.Callback
+	for rows.Next() {
+		c, err := scanCallback(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// Callback reads one callback.
+func (s *Store) Callback(ctx context.Context, id string) (*payd.Callback, error) {
+	return scanCallback(s.queryRow(ctx, "SELECT "+callbackCols+" FROM callbacks WHERE id = ?", id))
+}
+
+// CallbackAttempts lists the attempts made for a callback, in order.
+func (s *Store) CallbackAttempts(ctx context.Context, id string) ([]Attempt, error) {
+	rows, err := s.query(ctx, `SELECT attempt, started_at, duration_ms, status_code, error FROM callback_attempts
+		WHERE callback_id = ? ORDER BY attempt`, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Attempt
+	for rows.Next() {
+		var a Attempt
+		var started, dur int64
+		var code sql.NullInt64
+		var e sql.NullString
+		if err := rows.Scan(&a.Number, &started, &dur, &code, &e); err != nil {
+			return nil, err
+		}
+		a.StartedAt, a.Duration, a.StatusCode, a.Error = payd.UnixMilli(started), time.Duration(dur)*time.Millisecond, int(code.Int64), e.String
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// ResendCallback makes a failed callback pending again with a fresh
+// schedule, due now.
+func (s *Store) ResendCallback(ctx context.Context, id string, now time.Time) error {
+	err := s.inTx(ctx, func(t *tx) error {
+		res, err := t.exec(ctx, `UPDATE callbacks SET state = 'pending', schedule_start = attempts, next_attempt_at = ?,
+			lease_owner = NULL, lease_until = NULL WHERE id = ? AND state = 'failed'`, ms(now), id)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			if _, err := scanCallback(t.queryRow(ctx, "SELECT "+callbackCols+" FROM callbacks WHERE id = ?", id)); err != nil {
+				return err
+			}
+			return payd.ErrConflict
+		}
+		return nil
+	})
+	if err == nil {
+		s.queued()
+	}
+	return err
+}
+
+// PendingCallbacks counts callbacks waiting for delivery.
+func (s *Store) PendingCallbacks(ctx context.Context) (int, error) {
+	return s.count(ctx, "SELECT COUNT(*) FROM callbacks WHERE state = 'pending'", nil)
+}

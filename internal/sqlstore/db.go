@@ -1,0 +1,238 @@
+// Package sqlstore keeps payd's state in SQLite or PostgreSQL through
+// database/sql. SQL is written once, by hand, in the subset both engines
+// share; placeholders are written as '?' and rewritten for PostgreSQL in one
+// place (rebind). The few real differences live in the dialect value.
+//
+// Each exported method is one use case in one transaction: load, apply the
+// domain transition, save with a guarded UPDATE, insert the outbox rows.
+//
+// On SQLite all writes go through one connection (SQLite has one writer
+// anyway; queueing in Go is cheaper than busy-waiting in SQLite) and reads
+// use a separate pool, which WAL lets run beside the writer.
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	_ "modernc.org/sqlite"             // registers the "sqlite" driver
+
+	"payd"
+)
+
+// Engine names a database engine.
+type Engine string
+
+const (
+	SQLite   Engine = "sqlite"
+	Postgres Engine = "postgres"
+)
+
+// Store is payd's database.
+type Store struct {
+	engine Engine
+	w      *sql.DB // writes (and, on PostgreSQL, everything)
+	r      *sql.DB // reads
+	binds  sync.Map
+	// notify is called after a transaction that queued callbacks or
+	// refunds commits, so the background loops can start at once.
+	notify func()
+}
+
+// Open connects to the database named by url: "postgres://…" or
+// "postgresql://…" for PostgreSQL; "sqlite:PATH", "file:PATH" or a plain
+// path for SQLite (the file's directory is created).
+func Open(url string) (*Store, error) {
+	if strings.HasPrefix(url, "postgres://") || strings.HasPrefix(url, "postgresql://") {
+		db, err := sql.Open("pgx", url)
+		if err != nil {
+			return nil, fmt.Errorf("open postgres: %w", err)
+		}
+		db.SetMaxOpenConns(32)
+		db.SetMaxIdleConns(32)
+		db.SetConnMaxIdleTime(5 * time.Minute)
+		return &Store{engine: Postgres, w: db, r: db}, nil
+	}
+	path := strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(url, "sqlite://"), "sqlite:"), "file:")
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		path = path[:i]
+	}
+	if path == "" {
+		return nil, errors.New("open sqlite: empty path")
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("open sqlite: %w", err)
+		}
+	}
+	pragmas := "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)"
+	w, err := sql.Open("sqlite", "file:"+path+"?"+pragmas+"&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite: %w", err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	r, err := sql.Open("sqlite", "file:"+path+"?"+pragmas+"&_pragma=query_only(1)")
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open sqlite: %w", err)
+	}
+	r.SetMaxOpenConns(8)
+	r.SetMaxIdleConns(8)
+	return &Store{engine: SQLite, w: w, r: r}, nil
+}
+
+// Engine reports which engine the store runs on.
+func (s *Store) Engine() Engine { return s.engine }
+
+// Close closes the connections.
+func (s *Store) Close() error {
+	err := s.w.Close()
+	if s.r != s.w {
+		err = errors.Join(err, s.r.Close())
+	}
+	return err
+}
+
+// SetNotify installs the function called after a commit that queued work
+// for the background loops.
+func (s *Store) SetNotify(f func()) { s.notify = f }
+
+func (s *Store) queued() {
+	if s.notify != nil {
+		s.notify()
+	}
+}
+
+// Ping checks that the database answers and is migrated.
+func (s *Store) Ping(ctx context.Context) error {
+	var v int
+	return s.r.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&v)
+}
+
+// rebind rewrites '?' placeholders as $1, $2, … for PostgreSQL.
+func (s *Store) rebind(q string) string {
+	if s.engine != Postgres {
+		return q
+	}
+	if v, ok := s.binds.Load(q); ok {
+		return v.(string)
+	}
+	var b strings.Builder
+	n := 0
+	for i := 0; i < len(q); i++ {
+		if q[i] == '?' {
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			continue
+		}
+		b.WriteByte(q[i])
+	}
+	out := b.String()
+	s.binds.Store(q, out)
+	return out
+}
+
+// forUpdate is the row lock a read-modify-write takes on PostgreSQL. SQLite
+// needs none: its single writer connection serializes writes.
+func (s *Store) forUpdate() string {
+	if s.engine == Postgres {
+		return " FOR UPDATE"
+	}
+	return ""
+}
+
+// skipLocked is the clause that lets several instances claim disjoint work.
+func (s *Store) skipLocked() string {
+	if s.engine == Postgres {
+		return " FOR UPDATE SKIP LOCKED"
+	}
+	return ""
+}
+
+// tx is a transaction whose queries are rebound for the engine.
+type tx struct {
+	s  *Store
+	tx *sql.Tx
+}
+
+func (t *tx) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	return t.tx.ExecContext(ctx, t.s.rebind(q), args...)
+}
+
+func (t *tx) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	return t.tx.QueryContext(ctx, t.s.rebind(q), args...)
+}
+
+func (t *tx) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	return t.tx.QueryRowContext(ctx, t.s.rebind(q), args...)
+}
+
+// inTx runs f in a write transaction and commits when it returns nil.
+func (s *Store) inTx(ctx context.Context, f func(*tx) error) error {
+	sqlTx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	t := &tx{s: s, tx: sqlTx}
+	if err := f(t); err != nil {
+		sqlTx.Rollback()
+		return err
+	}
+	if err := sqlTx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	return s.r.QueryContext(ctx, s.rebind(q), args...)
+}
+
+func (s *Store) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	return s.r.QueryRowContext(ctx, s.rebind(q), args...)
+}
+
+// Value codecs: times are Unix milliseconds, absent strings and times NULL.
+
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+func nullMS(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UnixMilli()
+}
+
+func nullStr(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func fromNullMS(v sql.NullInt64) time.Time {
+	if !v.Valid {
+		return time.Time{}
+	}
+	return payd.UnixMilli(v.Int64)
+}
+
+// notFound maps sql.ErrNoRows to payd.ErrNotFound.
+func notFound(err error) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return payd.ErrNotFound
+	}
+	return err
+}

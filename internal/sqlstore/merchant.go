@@ -1,0 +1,160 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"payd"
+)
+
+const merchantCols = `m.id, m.name, m.client_id, m.secret_hash, m.secret_version, m.signature_key,
+	m.active, m.commission_bp, m.iban, m.mcc, m.created_at`
+
+func scanMerchant(sc interface{ Scan(...any) error }) (*payd.Merchant, error) {
+	var m payd.Merchant
+	var active int
+	var iban sql.NullString
+	var created int64
+	if err := sc.Scan(&m.ID, &m.Name, &m.ClientID, &m.SecretHash, &m.SecretVersion, &m.SignatureKey,
+		&active, &m.CommissionBP, &iban, &m.MCC, &created); err != nil {
+		return nil, notFound(err)
+	}
+	m.Active, m.IBAN, m.CreatedAt = active == 1, iban.String, payd.UnixMilli(created)
+	return &m, nil
+}
+
+// MerchantOptions are the settings of a new merchant.
+type MerchantOptions struct {
+	Name         string
+	CommissionBP int
+	IBAN         string
+	MCC          string
+}
+
+// CreateMerchant provisions a merchant and returns its credentials; the
+// client secret is stored only as a hash and shown only here.
+func (s *Store) CreateMerchant(ctx context.Context, o MerchantOptions, now time.Time) (*payd.Credentials, error) {
+	if o.MCC == "" {
+		o.MCC = "NONE"
+	}
+	c := &payd.Credentials{
+		MerchantID: payd.NewID(now), ClientID: payd.NewID(now),
+		ClientSecret: payd.NewID(now), SignatureKey: payd.NewID(now),
+	}
+	err := s.inTx(ctx, func(t *tx) error {
+		_, err := t.exec(ctx, `INSERT INTO merchants (id, name, client_id, secret_hash, secret_version, signature_key,
+			active, commission_bp, iban, mcc, created_at) VALUES (?, ?, ?, ?, 1, ?, 1, ?, ?, ?, ?)`,
+			c.MerchantID, o.Name, c.ClientID, payd.HashSecret(c.ClientSecret), c.SignatureKey,
+			o.CommissionBP, nullStr(o.IBAN), o.MCC, ms(now))
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create merchant: %w", err)
+	}
+	return c, nil
+}
+
+// Merchants lists every merchant, oldest first.
+func (s *Store) Merchants(ctx context.Context) ([]*payd.Merchant, error) {
+	rows, err := s.query(ctx, "SELECT "+merchantCols+" FROM merchants m ORDER BY m.created_at, m.id")
+	if err != nil {
+		return nil, fmt.Errorf("list merchants: %w", err)
+	}
+	defer rows.Close()
+	var out []*payd.Merchant
+	for rows.Next() {
+		m, err := scanMerchant(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// Merchant reads one merchant.
+func (s *Store) Merchant(ctx context.Context, id string) (*payd.Merchant, error) {
+	return scanMerchant(s.queryRow(ctx, "SELECT "+merchantCols+" FROM merchants m WHERE m.id = ?", id))
+}
+
+// MerchantByClientID reads the merchant a clientId belongs to.
+func (s *Store) MerchantByClientID(ctx context.Context, clientID string) (*payd.Merchant, error) {
+	return scanMerchant(s.queryRow(ctx, "SELECT "+merchantCols+" FROM merchants m WHERE m.client_id = ?", clientID))
+}
+
+// RotateSecret gives the merchant (by merchant id or client id) a new client
+// secret. The old secret stops working and every token issued before dies.
+func (s *Store) RotateSecret(ctx context.Context, idOrClientID string, now time.Time) (*payd.Credentials, error) {
+	secret := payd.NewID(now)
+	var c payd.Credentials
+	err := s.inTx(ctx, func(t *tx) error {
+		err := t.queryRow(ctx, `UPDATE merchants SET secret_hash = ?, secret_version = secret_version + 1
+			WHERE id = ? OR client_id = ? RETURNING id, client_id, signature_key`,
+			payd.HashSecret(secret), idOrClientID, idOrClientID).Scan(&c.MerchantID, &c.ClientID, &c.SignatureKey)
+		if err != nil {
+			return notFound(err)
+		}
+		_, err = t.exec(ctx, "DELETE FROM tokens WHERE merchant_id = ?", c.MerchantID)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rotate secret: %w", err)
+	}
+	c.ClientSecret = secret
+	return &c, nil
+}
+
+// SetMerchantActive turns a merchant on or off.
+func (s *Store) SetMerchantActive(ctx context.Context, id string, active bool) error {
+	v := 0
+	if active {
+		v = 1
+	}
+	return s.inTx(ctx, func(t *tx) error {
+		res, err := t.exec(ctx, "UPDATE merchants SET active = ? WHERE id = ? OR client_id = ?", v, id, id)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return payd.ErrNotFound
+		}
+		return nil
+	})
+}
+
+// IssueToken stores the hash of a new access token for the merchant.
+func (s *Store) IssueToken(ctx context.Context, m *payd.Merchant, ttl time.Duration, now time.Time) (string, error) {
+	tok := payd.NewToken()
+	err := s.inTx(ctx, func(t *tx) error {
+		_, err := t.exec(ctx, `INSERT INTO tokens (hash, merchant_id, secret_version, issued_at, expires_at)
+			VALUES (?, ?, ?, ?, ?)`, payd.HashSecret(tok), m.ID, m.SecretVersion, ms(now), ms(now.Add(ttl)))
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("issue token: %w", err)
+	}
+	return tok, nil
+}
+
+// Authenticate returns the merchant an access token acts for, or
+// payd.ErrNotFound when the token was never issued, has expired, or was
+// revoked by a secret rotation.
+func (s *Store) Authenticate(ctx context.Context, token string, now time.Time) (*payd.Merchant, error) {
+	return scanMerchant(s.queryRow(ctx, "SELECT "+merchantCols+` FROM tokens t JOIN merchants m ON m.id = t.merchant_id
+		WHERE t.hash = ? AND t.expires_at > ? AND t.secret_version = m.secret_version`, payd.HashSecret(token), ms(now)))
+}
+
+// DeleteExpiredTokens removes tokens that expired before now.
+func (s *Store) DeleteExpiredTokens(ctx context.Context, now time.Time) (int64, error) {
+	var n int64
+	err := s.inTx(ctx, func(t *tx) error {
+		res, err := t.exec(ctx, "DELETE FROM tokens WHERE expires_at <= ?", ms(now))
+		if err == nil {
+			n, _ = res.RowsAffected()
+		}
+		return err
+	})
+	return n, err
+}

@@ -1,0 +1,216 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"payd"
+)
+
+const paymentCols = `p.id, p.merchant_id, p.kind, p.rtp_id, p.qr_id, p.extension_id, p.checkout_id,
+	p.reference_number, p.amount, p.commission, p.currency, p.description, p.order_id, p.terminal_id,
+	p.sender_name, p.sender_iban, p.card_mask, p.approval_code, p.failed, p.requested_refund, p.refunded,
+	p.first_refunded_at, p.last_refunded_at, p.executed_at, m.iban, m.mcc`
+
+const paymentFrom = ` FROM payments p JOIN merchants m ON m.id = p.merchant_id`
+
+func scanPayment(sc interface{ Scan(...any) error }) (*payd.Payment, error) {
+	var p payd.Payment
+	var kind string
+	var rtp, qr, ext, co, desc, order, term, sname, siban, mask, appr, iban sql.NullString
+	var failed int
+	var first, last sql.NullInt64
+	var executed int64
+	err := sc.Scan(&p.ID, &p.MerchantID, &kind, &rtp, &qr, &ext, &co, &p.ReferenceNumber, &p.Amount, &p.Commission,
+		&p.Currency, &desc, &order, &term, &sname, &siban, &mask, &appr, &failed, &p.RequestedRefund, &p.Refunded,
+		&first, &last, &executed, &iban, &p.MCC)
+	if err != nil {
+		return nil, notFound(err)
+	}
+	p.Kind = payd.PaymentKind(kind)
+	p.RTPID, p.QRID, p.ExtensionID, p.CheckoutID = rtp.String, qr.String, ext.String, co.String
+	p.Description, p.OrderID, p.TerminalID = desc.String, order.String, term.String
+	p.SenderName, p.SenderIBAN, p.CardMask, p.ApprovalCode = sname.String, siban.String, mask.String, appr.String
+	p.Failed = failed == 1
+	p.FirstRefundedAt, p.LastRefundedAt = fromNullMS(first), fromNullMS(last)
+	p.ExecutedAt, p.RecipientIBAN = payd.UnixMilli(executed), iban.String
+	return &p, nil
+}
+
+// nextSequence draws the next service-wide payment sequence number, which
+// becomes the referenceId (MIA…) or a card RRN.
+func (t *tx) nextSequence(ctx context.Context) (int64, error) {
+	var v int64
+	var err error
+	if t.s.engine == Postgres {
+		err = t.queryRow(ctx, "SELECT nextval('payment_ref_seq')").Scan(&v)
+	} else {
+		err = t.queryRow(ctx, "UPDATE counters SET value = value + 1 WHERE name = 'payment_ref' RETURNING value").Scan(&v)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("next reference: %w", err)
+	}
+	return v, nil
+}
+
+// insertPayment stores a new payment; ReferenceNumber is drawn here when empty.
+func (t *tx) insertPayment(ctx context.Context, p *payd.Payment, callbackURL string) error {
+	if p.ReferenceNumber == "" {
+		seq, err := t.nextSequence(ctx)
+		if err != nil {
+			return err
+		}
+		if p.Kind == payd.PaymentCard {
+			s := "000000000000" + strconv.FormatInt(seq, 10)
+			p.ReferenceNumber = s[len(s)-12:]
+		} else {
+			p.ReferenceNumber = payd.ReferenceID(seq)
+		}
+	}
+	failed := 0
+	if p.Failed {
+		failed = 1
+	}
+	_, err := t.exec(ctx, `INSERT INTO payments (id, merchant_id, kind, rtp_id, qr_id, extension_id, checkout_id,
+		reference_number, amount, commission, currency, description, order_id, terminal_id, sender_name, sender_iban,
+		card_mask, approval_code, failed, executed_at, callback_url)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		p.ID, p.MerchantID, string(p.Kind), nullStr(p.RTPID), nullStr(p.QRID), nullStr(p.ExtensionID), nullStr(p.CheckoutID),
+		p.ReferenceNumber, p.Amount, p.Commission, p.Currency, nullStr(p.Description), nullStr(p.OrderID), nullStr(p.TerminalID),
+		nullStr(p.SenderName), nullStr(p.SenderIBAN), nullStr(p.CardMask), nullStr(p.ApprovalCode), failed,
+		ms(p.ExecutedAt), nullStr(callbackURL))
+	if err != nil {
+		return fmt.Errorf("insert payment: %w", err)
+	}
+	return nil
+}
+
+// Payment reads one of the merchant's payments.
+func (s *Store) Payment(ctx context.Context, merchantID, id string) (*payd.Payment, error) {
+	return scanPayment(s.queryRow(ctx, "SELECT "+paymentCols+paymentFrom+" WHERE p.id = ? AND p.merchant_id = ?", id, merchantID))
+}
+
+// PaymentFilter selects payments for the payments-area and QR-area lists.
+type PaymentFilter struct {
+	MerchantID      string
+	Kind            payd.PaymentKind // "" for every kind
+	ID              string
+	IntentID        string
+	QRID            string
+	ExtensionID     string
+	OrderID         string
+	TerminalID      string
+	ReferenceNumber string
+	SenderIBAN      string
+	SenderName      string // substring
+	Description     string // substring
+	RecipientIBAN   string
+	MCC             string
+	Type            string
+	ProviderType    string
+	Currency        string
+	Statuses        []string // payments-area statuses
+	AmountFrom      *payd.Money
+	AmountTo        *payd.Money
+	ExecutedFrom    *time.Time
+	ExecutedTo      *time.Time
+	SortBy          string // orderId amount status executedAt currency type providerType referenceNumber terminalId
+	Desc            bool
+	Count           int // 0: no limit
+	Offset          int
+}
+
+var paymentSort = map[string]string{
+	"orderId": "p.order_id", "amount": "p.amount", "executedAt": "p.executed_at", "currency": "p.currency",
+	"referenceNumber": "p.reference_number", "terminalId": "p.terminal_id",
+	"status":       "CASE WHEN p.failed = 1 THEN 'Failed' WHEN p.refunded = p.amount THEN 'Refunded' WHEN p.refunded > 0 THEN 'PartiallyRefunded' ELSE 'Executed' END",
+	"type":         "CASE p.kind WHEN 'card' THEN 'MMC' ELSE 'MIA' END",
+	"providerType": "CASE p.kind WHEN 'qr' THEN 'QR' WHEN 'rtp' THEN 'RTP' ELSE 'MMC' END",
+}
+
+// Payments lists payments matching f and counts all matches.
+func (s *Store) Payments(ctx context.Context, f PaymentFilter) ([]*payd.Payment, int, error) {
+	var w where
+	w.add("p.merchant_id = ?", f.MerchantID)
+	w.opt("p.kind = ?", string(f.Kind))
+	w.opt("p.id = ?", f.ID)
+	if f.IntentID != "" {
+		w.add("(p.checkout_id = ? OR (p.checkout_id IS NULL AND (p.qr_id = ? OR p.rtp_id = ?)))", f.IntentID, f.IntentID, f.IntentID)
+	}
+	w.opt("p.qr_id = ?", f.QRID)
+	w.opt("p.extension_id = ?", f.ExtensionID)
+	w.opt("p.order_id = ?", f.OrderID)
+	w.opt("p.terminal_id = ?", f.TerminalID)
+	w.opt("p.reference_number = ?", f.ReferenceNumber)
+	w.opt("p.sender_iban = ?", f.SenderIBAN)
+	w.opt("m.iban = ?", f.RecipientIBAN)
+	w.opt("m.mcc = ?", f.MCC)
+	w.opt("p.currency = ?", f.Currency)
+	w.like("p.sender_name", f.SenderName)
+	w.like("p.description", f.Description)
+	switch f.Type {
+	case "":
+	case "MMC":
+		w.add("p.kind = 'card'")
+	case "MIA":
+		w.add("p.kind <> 'card'")
+	default:
+		w.add("1 = 0")
+	}
+	if f.ProviderType != "" {
+		kinds := map[string]string{"QR": "qr", "RTP": "rtp", "MMC": "card"}
+		w.add("p.kind = ?", kinds[f.ProviderType])
+	}
+	if len(f.Statuses) > 0 {
+		var ors []string
+		for _, st := range f.Statuses {
+			switch st {
+			case payd.PaymentFailed:
+				ors = append(ors, "p.failed = 1")
+			case payd.PaymentRefunded:
+				ors = append(ors, "(p.failed = 0 AND p.refunded = p.amount)")
+			case payd.PaymentPartiallyRefunded:
+				ors = append(ors, "(p.failed = 0 AND p.refunded > 0 AND p.refunded < p.amount)")
+			case payd.PaymentExecuted:
+				ors = append(ors, "(p.failed = 0 AND p.refunded = 0)")
+			}
+		}
+		w.add("(" + strings.Join(ors, " OR ") + ")")
+	}
+	if f.AmountFrom != nil {
+		w.add("p.amount >= ?", int64(*f.AmountFrom))
+	}
+	if f.AmountTo != nil {
+		w.add("p.amount <= ?", int64(*f.AmountTo))
+	}
+	w.timeRange("p.executed_at", f.ExecutedFrom, f.ExecutedTo)
+	sortCol := paymentSort[f.SortBy]
+	if sortCol == "" {
+		sortCol = "p.executed_at"
+	}
+	nullable := f.SortBy == "orderId" || f.SortBy == "terminalId"
+	order := orderBy(sortCol, nullable, f.Desc, "p.executed_at", "p.id")
+	total, err := s.count(ctx, "SELECT COUNT(*)"+paymentFrom+w.sql(), w.args)
+	if err != nil {
+		return nil, 0, fmt.Errorf("count payments: %w", err)
+	}
+	q := "SELECT " + paymentCols + paymentFrom + w.sql() + order + s.limit(f.Count, f.Offset)
+	rows, err := s.query(ctx, q, w.args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list payments: %w", err)
+	}
+	defer rows.Close()
+	var out []*payd.Payment
+	for rows.Next() {
+		p, err := scanPayment(rows)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, p)
+	}
+	return out, total, rows.Err()
+}

@@ -1,0 +1,101 @@
+package sqlstore
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// where builds the WHERE clause of a list query from optional filters.
+type where struct {
+	conds []string
+	args  []any
+}
+
+func (w *where) add(cond string, args ...any) {
+	w.conds = append(w.conds, cond)
+	w.args = append(w.args, args...)
+}
+
+// opt adds cond when v is not empty.
+func (w *where) opt(cond, v string) {
+	if v != "" {
+		w.add(cond, v)
+	}
+}
+
+// like adds a case-insensitive substring match of col against v.
+func (w *where) like(col, v string) {
+	if v != "" {
+		w.add("LOWER("+col+") LIKE ? ESCAPE '\\'", "%"+escapeLike(strings.ToLower(v))+"%")
+	}
+}
+
+// timeRange adds inclusive bounds on a millisecond column.
+func (w *where) timeRange(col string, from, to *time.Time) {
+	if from != nil {
+		w.add(col+" >= ?", ms(*from))
+	}
+	if to != nil {
+		w.add(col+" <= ?", ms(*to))
+	}
+}
+
+func (w *where) sql() string {
+	if len(w.conds) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(w.conds, " AND ")
+}
+
+func escapeLike(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+// orderBy sorts by col, then by the tie-breakers ascending, as the
+// contract's lists require. A missing value of a nullable column sorts
+// before any present one, in either direction.
+func orderBy(col string, nullable, desc bool, ties ...string) string {
+	dir := " ASC"
+	if desc {
+		dir = " DESC"
+	}
+	var b strings.Builder
+	b.WriteString(" ORDER BY ")
+	if nullable {
+		b.WriteString("CASE WHEN ")
+		b.WriteString(col)
+		b.WriteString(" IS NULL THEN 0 ELSE 1 END, ")
+	}
+	b.WriteString(col)
+	b.WriteString(dir)
+	for _, t := range ties {
+		if t == col {
+			continue
+		}
+		b.WriteString(", ")
+		b.WriteString(t)
+		b.WriteString(" ASC")
+	}
+	return b.String()
+}
+
+func (s *Store) limit(count, offset int) string {
+	if count <= 0 {
+		if offset == 0 {
+			return ""
+		}
+		if s.engine == Postgres {
+			return " LIMIT ALL OFFSET " + strconv.Itoa(offset)
+		}
+		return " LIMIT -1 OFFSET " + strconv.Itoa(offset)
+	}
+	return " LIMIT " + strconv.Itoa(count) + " OFFSET " + strconv.Itoa(offset)
+}
+
+func (s *Store) count(ctx context.Context, q string, args []any) (int, error) {
+	var n int
+	err := s.queryRow(ctx, q, args...).Scan(&n)
+	return n, err
+}

@@ -1,0 +1,286 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	"payd"
+)
+
+const rtpCols = `id, merchant_id, alias, amount, currency, description, order_id, terminal_id, callback_url,
+	redirect_url, status, cancel_reason, pay_id, auto_action, auto_at, created_at, updated_at, expires_at`
+
+func scanRTP(sc interface{ Scan(...any) error }) (*payd.RTP, error) {
+	var r payd.RTP
+	var order, term, cb, redir, reason, pay, auto sql.NullString
+	var autoAt sql.NullInt64
+	var status string
+	var created, updated, expires int64
+	if err := sc.Scan(&r.ID, &r.MerchantID, &r.Alias, &r.Amount, &r.Currency, &r.Description, &order, &term, &cb,
+		&redir, &status, &reason, &pay, &auto, &autoAt, &created, &updated, &expires); err != nil {
+		return nil, notFound(err)
+	}
+	r.OrderID, r.TerminalID, r.CallbackURL, r.RedirectURL = order.String, term.String, cb.String, redir.String
+	r.Status, r.CancelReason, r.PayID, r.AutoAction = payd.RTPStatus(status), reason.String, pay.String, auto.String
+	r.AutoAt = fromNullMS(autoAt)
+	r.CreatedAt, r.UpdatedAt, r.ExpiresAt = payd.UnixMilli(created), payd.UnixMilli(updated), payd.UnixMilli(expires)
+	return &r, nil
+}
+
+// CreateRTP stores a new RTP.
+func (s *Store) CreateRTP(ctx context.Context, r *payd.RTP) error {
+	return s.inTx(ctx, func(t *tx) error {
+		_, err := t.exec(ctx, "INSERT INTO rtps ("+rtpCols+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			r.ID, r.MerchantID, r.Alias, r.Amount, r.Currency, r.Description, nullStr(r.OrderID), nullStr(r.TerminalID),
+			nullStr(r.CallbackURL), nullStr(r.RedirectURL), string(r.Status), nullStr(r.CancelReason), nullStr(r.PayID),
+			nullStr(r.AutoAction), nullMS(r.AutoAt), ms(r.CreatedAt), ms(r.UpdatedAt), ms(r.ExpiresAt))
+		if err != nil {
+			return fmt.Errorf("create rtp: %w", err)
+		}
+		return nil
+	})
+}
+
+// RTP reads one of the merchant's RTPs as of now (expiry applied).
+// merchantID "" reads any merchant's (the public payer page).
+func (s *Store) RTP(ctx context.Context, merchantID, id string, now time.Time) (*payd.RTP, error) {
+	q := "SELECT " + rtpCols + " FROM rtps WHERE id = ?"
+	args := []any{id}
+	if merchantID != "" {
+		q += " AND merchant_id = ?"
+		args = append(args, merchantID)
+	}
+	r, err := scanRTP(s.queryRow(ctx, q, args...))
+	if err != nil {
+		return nil, err
+	}
+	r.Observe(now)
+	return r, nil
+}
+
+func (t *tx) lockRTP(ctx context.Context, merchantID, id string) (*payd.RTP, error) {
+	return scanRTP(t.queryRow(ctx, "SELECT "+rtpCols+" FROM rtps WHERE id = ? AND merchant_id = ?"+t.s.forUpdate(), id, merchantID))
+}
+
+// saveRTP writes an RTP's transition, guarded by the status it was loaded
+// with, so that of concurrent transitions exactly one takes effect.
+func (t *tx) saveRTP(ctx context.Context, r *payd.RTP, from payd.RTPStatus) error {
+	res, err := t.exec(ctx, `UPDATE rtps SET status = ?, cancel_reason = ?, pay_id = ?, auto_action = ?, updated_at = ?
+		WHERE id = ? AND status = ?`, string(r.Status), nullStr(r.CancelReason), nullStr(r.PayID), nullStr(r.AutoAction),
+		ms(r.UpdatedAt), r.ID, string(from))
+	if err != nil {
+		return fmt.Errorf("save rtp %s: %w", r.ID, err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return payd.ErrConflict
+	}
+	return nil
+}
+
+// CancelRTP cancels an RTP; cancelling a cancelled one succeeds unchanged.
+func (s *Store) CancelRTP(ctx context.Context, merchantID, id, reason string, now time.Time) (*payd.RTP, error) {
+	var r *payd.RTP
+	err := s.inTx(ctx, func(t *tx) error {
+		var err error
+		if r, err = t.lockRTP(ctx, merchantID, id); err != nil {
+			return err
+		}
+		from := r.Status
+		changed, err := r.Cancel(now, reason)
+		if err != nil || !changed {
+			return err
+		}
+		return t.saveRTP(ctx, r, from)
+	})
+	return r, err
+}
+
+// AcceptRTP records the payer's acceptance: the RTP becomes Accepted, the
+// payment is executed and, when the RTP has a callbackUrl, the rtp.accepted
+// callback is queued, all in one transaction. amount, when given, must equal
+// the RTP's (checked after the status, as test-accept requires).
+func (s *Store) AcceptRTP(ctx context.Context, m *payd.Merchant, id string, amount *payd.Money, now time.Time) (*payd.RTP, *payd.Payment, error) {
+	var r *payd.RTP
+	var p *payd.Payment
+	queued := false
+	err := s.inTx(ctx, func(t *tx) error {
+		var err error
+		if r, err = t.lockRTP(ctx, m.ID, id); err != nil {
+			return err
+		}
+		from := r.Status
+		payID := payd.NewID(now)
+		if err := r.Accept(now, payID); err != nil {
+			return err
+		}
+		if amount != nil && *amount != r.Amount {
+			return payd.Invalid("amount", "must equal the RTP amount "+r.Amount.String())
+		}
+		if err := t.saveRTP(ctx, r, from); err != nil {
+			return err
+		}
+		p = &payd.Payment{
+			ID: payID, MerchantID: m.ID, Kind: payd.PaymentRTP, RTPID: r.ID,
+			Amount: r.Amount, Commission: payd.Commission(r.Amount, m.CommissionBP), Currency: r.Currency,
+			Description: r.Description, OrderID: r.OrderID, TerminalID: r.TerminalID,
+			SenderName: payd.TestRTPPayer, SenderIBAN: payd.TestIBAN, ExecutedAt: now,
+			RecipientIBAN: m.IBAN, MCC: m.MCC,
+		}
+		if err := t.insertPayment(ctx, p, r.CallbackURL); err != nil {
+			return err
+		}
+		if r.CallbackURL != "" {
+			body := payd.RTPAcceptedFields(r, p).Body(m.SignatureKey)
+			queued = true
+			return t.insertCallback(ctx, payd.NewCallback(payd.EventRTPAccepted, m, p.ID, r.CallbackURL, body, now))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if queued {
+		s.queued()
+	}
+	return r, p, nil
+}
+
+// RejectRTP records the payer's rejection. No callback is sent.
+func (s *Store) RejectRTP(ctx context.Context, merchantID, id string, now time.Time) (*payd.RTP, error) {
+	var r *payd.RTP
+	err := s.inTx(ctx, func(t *tx) error {
+		var err error
+		if r, err = t.lockRTP(ctx, merchantID, id); err != nil {
+			return err
+		}
+		from := r.Status
+		if err := r.Reject(now); err != nil {
+			return err
+		}
+		return t.saveRTP(ctx, r, from)
+	})
+	return r, err
+}
+
+// ExpireRTPs writes Expired on up to limit open RTPs whose deadline has
+// passed, dated at their deadline, and returns how many it moved.
+func (s *Store) ExpireRTPs(ctx context.Context, now time.Time, limit int) (int64, error) {
+	var n int64
+	err := s.inTx(ctx, func(t *tx) error {
+		res, err := t.exec(ctx, `UPDATE rtps SET status = 'Expired', updated_at = expires_at, auto_action = NULL
+			WHERE id IN (SELECT id FROM rtps WHERE status IN ('Created','Active') AND expires_at <= ? ORDER BY expires_at LIMIT ?)
+			AND status IN ('Created','Active')`, ms(now), limit)
+		if err != nil {
+			return fmt.Errorf("expire rtps: %w", err)
+		}
+		n, _ = res.RowsAffected()
+		return nil
+	})
+	return n, err
+}
+
+// DueRTPDecision is a sandbox auto-alias RTP whose decision time has come.
+type DueRTPDecision struct {
+	MerchantID, RTPID, Action string
+}
+
+// DueRTPDecisions lists auto-alias RTPs whose decision is due.
+func (s *Store) DueRTPDecisions(ctx context.Context, now time.Time, limit int) ([]DueRTPDecision, error) {
+	rows, err := s.query(ctx, `SELECT merchant_id, id, auto_action FROM rtps WHERE auto_action IS NOT NULL AND auto_at <= ?
+		ORDER BY auto_at LIMIT ?`, ms(now), limit)
+	if err != nil {
+		return nil, fmt.Errorf("due rtp decisions: %w", err)
+	}
+	defer rows.Close()
+	var out []DueRTPDecision
+	for rows.Next() {
+		var d DueRTPDecision
+		if err := rows.Scan(&d.MerchantID, &d.RTPID, &d.Action); err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// ClearRTPDecision drops the pending auto decision of an RTP that can no
+// longer take it (it expired or was cancelled first).
+func (s *Store) ClearRTPDecision(ctx context.Context, id string) error {
+	return s.inTx(ctx, func(t *tx) error {
+		_, err := t.exec(ctx, "UPDATE rtps SET auto_action = NULL WHERE id = ?", id)
+		return err
+	})
+}
+
+// rtpStatusExpr is the status as of :now, expiry applied.
+const rtpStatusExpr = "CASE WHEN status IN ('Created','Active') AND expires_at <= ? THEN 'Expired' ELSE status END"
+
+var rtpSortCols = map[string]string{
+	"orderId": "order_id", "amount": "amount", "createdAt": "created_at", "expiresAt": "expires_at",
+}
+
+// RTPs lists the RTPs matching f as of now and counts all matches.
+func (s *Store) RTPs(ctx context.Context, f payd.RTPFilter, now time.Time) ([]*payd.RTP, int, error) {
+	var w where
+	w.add("merchant_id = ?", f.MerchantID)
+	w.opt("id = ?", f.RTPID)
+	w.opt("order_id = ?", f.OrderID)
+	w.opt("terminal_id = ?", f.TerminalID)
+	w.like("description", f.Description)
+	if f.Amount != nil {
+		w.add("amount = ?", int64(*f.Amount))
+	}
+	w.timeRange("created_at", f.CreatedFrom, f.CreatedTo)
+	w.timeRange("expires_at", f.ExpiresFrom, f.ExpiresTo)
+	if len(f.Statuses) > 0 {
+		var ors []string
+		for _, st := range f.Statuses {
+			switch st {
+			case payd.RTPCreated, payd.RTPActive:
+				ors = append(ors, "(status = ? AND expires_at > ?)")
+				w.args = append(w.args, string(st), ms(now))
+			case payd.RTPExpired:
+				ors = append(ors, "(status = 'Expired' OR (status IN ('Created','Active') AND expires_at <= ?))")
+				w.args = append(w.args, ms(now))
+			default:
+				ors = append(ors, "status = ?")
+				w.args = append(w.args, string(st))
+			}
+		}
+		w.conds = append(w.conds, "("+strings.Join(ors, " OR ")+")")
+	}
+	total, err := s.count(ctx, "SELECT COUNT(*) FROM rtps"+w.sql(), w.args)
+	if err != nil {
+		return nil, 0, fmt.Errorf("count rtps: %w", err)
+	}
+	args := w.args
+	var order string
+	if f.SortBy == "status" {
+		order = orderBy(rtpStatusExpr, false, f.Desc, "created_at", "id")
+		args = append(append([]any{}, args...), ms(now))
+	} else {
+		col := rtpSortCols[f.SortBy]
+		if col == "" {
+			col = "created_at"
+		}
+		order = orderBy(col, col == "order_id", f.Desc, "created_at", "id")
+	}
+	rows, err := s.query(ctx, "SELECT "+rtpCols+" FROM rtps"+w.sql()+order+s.limit(f.Count, f.Offset), args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list rtps: %w", err)
+	}
+	defer rows.Close()
+	var out []*payd.RTP
+	for rows.Next() {
+		r, err := scanRTP(rows)
+		if err != nil {
+			return nil, 0, err
+		}
+		r.Observe(now)
+		out = append(out, r)
+	}
+	return out, total, rows.Err()
+}

@@ -1,0 +1,219 @@
+package sqlstore_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"payd"
+	"payd/internal/sqlstore"
+	"payd/internal/sqlstore/storetest"
+)
+
+var ctx = context.Background()
+
+func newMerchant(t *testing.T, s *sqlstore.Store, rate int) (*payd.Merchant, *payd.Credentials) {
+	t.Helper()
+	c, err := s.CreateMerchant(ctx, sqlstore.MerchantOptions{Name: "Shop", CommissionBP: rate}, storetest.Epoch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := s.Merchant(ctx, c.MerchantID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, c
+}
+
+func TestMigrateIsIdempotent(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
+		applied, err := s.Migrate(ctx, storetest.Epoch)
+		if err != nil || len(applied) != 0 {
+			t.Fatalf("second Migrate = %v, %v; want nothing applied", applied, err)
+		}
+		if err := s.Ping(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestMerchantCredentials(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
+		m, c := newMerchant(t, s, 0)
+		if m.SecretHash == c.ClientSecret || !payd.SecretMatches(c.ClientSecret, m.SecretHash) {
+			t.Fatal("secret not stored as its hash")
+		}
+		now := storetest.Epoch
+		tok, err := s.IssueToken(ctx, m, 300*time.Second, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Authenticate(ctx, tok, now.Add(299*time.Second))
+		if err != nil || got.ID != m.ID {
+			t.Fatalf("Authenticate = %v, %v", got, err)
+		}
+		if _, err := s.Authenticate(ctx, tok, now.Add(300*time.Second)); !errors.Is(err, payd.ErrNotFound) {
+			t.Errorf("expired token: err = %v, want ErrNotFound", err)
+		}
+		if _, err := s.Authenticate(ctx, tok+"x", now); !errors.Is(err, payd.ErrNotFound) {
+			t.Errorf("altered token: err = %v", err)
+		}
+		rot, err := s.RotateSecret(ctx, c.ClientID, now)
+		if err != nil || rot.ClientSecret == c.ClientSecret {
+			t.Fatalf("RotateSecret = %v, %v", rot, err)
+		}
+		if _, err := s.Authenticate(ctx, tok, now); !errors.Is(err, payd.ErrNotFound) {
+			t.Errorf("token after rotation: err = %v, want ErrNotFound", err)
+		}
+		m2, _ := s.Merchant(ctx, m.ID)
+		if payd.SecretMatches(c.ClientSecret, m2.SecretHash) || !payd.SecretMatches(rot.ClientSecret, m2.SecretHash) {
+			t.Error("rotation did not replace the secret")
+		}
+		tok2, _ := s.IssueToken(ctx, m2, time.Minute, now)
+		if _, err := s.Authenticate(ctx, tok2, now); err != nil {
+			t.Errorf("token issued after rotation: %v", err)
+		}
+	})
+}
+
+func newRTP(t *testing.T, s *sqlstore.Store, m *payd.Merchant, alias string, now time.Time) *payd.RTP {
+	t.Helper()
+	amount, exp := payd.Money(5000), now.Add(time.Hour)
+	r, err := payd.NewRTP(payd.RTPInput{Alias: alias, Amount: &amount, ExpiresAt: &exp, Currency: "MDL",
+		Description: "Order", OrderID: "o-1", CallbackURL: "https://merchant.example/cb"}, m.ID, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateRTP(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestRTPAcceptWritesPaymentAndCallbackTogether(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
+		m, _ := newMerchant(t, s, 150)
+		now := storetest.Epoch
+		r := newRTP(t, s, m, "37369112221", now)
+		got, p, err := s.AcceptRTP(ctx, m, r.ID, nil, now.Add(time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status != payd.RTPAccepted || p.Commission != 75 || p.ReferenceNumber != "MIA000000000001" {
+			t.Errorf("accept = %+v, payment %+v", got, p)
+		}
+		cbs, err := s.Callbacks(ctx, payd.CallbackPending, 10)
+		if err != nil || len(cbs) != 1 || cbs[0].SubjectID != p.ID || cbs[0].Event != payd.EventRTPAccepted {
+			t.Fatalf("callbacks = %v, %v", cbs, err)
+		}
+		// A second acceptance is refused and writes nothing.
+		if _, _, err := s.AcceptRTP(ctx, m, r.ID, nil, now.Add(2*time.Second)); !payd.IsCode(err, payd.CodeRTPState) {
+			t.Errorf("second accept: %v", err)
+		}
+		if cbs, _ := s.Callbacks(ctx, "", 10); len(cbs) != 1 {
+			t.Errorf("callbacks after refused accept = %d", len(cbs))
+		}
+	})
+}
+
+func TestRTPConcurrentAcceptsMakeOnePayment(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
+		m, _ := newMerchant(t, s, 0)
+		now := storetest.Epoch
+		r := newRTP(t, s, m, "37369112221", now)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		ok, refused := 0, 0
+		for i := 0; i < 20; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, _, err := s.AcceptRTP(ctx, m, r.ID, nil, now)
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					ok++
+				case payd.IsCode(err, payd.CodeRTPState) || errors.Is(err, payd.ErrConflict):
+					refused++
+				default:
+					t.Errorf("accept: %v", err)
+				}
+			}()
+		}
+		wg.Wait()
+		ps, total, err := s.Payments(ctx, sqlstore.PaymentFilter{MerchantID: m.ID})
+		if ok != 1 || refused != 19 || err != nil || total != 1 || len(ps) != 1 {
+			t.Errorf("ok=%d refused=%d payments=%d (%v)", ok, refused, total, err)
+		}
+	})
+}
+
+func TestRefundCapUnderConcurrency(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
+		m, _ := newMerchant(t, s, 0)
+		now := storetest.Epoch
+		r := newRTP(t, s, m, "37369112221", now)
+		_, p, err := s.AcceptRTP(ctx, m, r.ID, nil, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		ok := 0
+		for i := 0; i < 10; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := s.CreateRefund(ctx, m.ID, p.ID, payd.RefundInput{Reason: "r"}, now, time.Second)
+				mu.Lock()
+				defer mu.Unlock()
+				if err == nil {
+					ok++
+				} else if !payd.IsCode(err, payd.CodeAlreadyRefunded) {
+					t.Errorf("refund: %v", err)
+				}
+			}()
+		}
+		wg.Wait()
+		got, _ := s.Payment(ctx, m.ID, p.ID)
+		if ok != 1 || got.RequestedRefund != p.Amount {
+			t.Fatalf("ok=%d requested=%v", ok, got.RequestedRefund)
+		}
+		// The processor settles it: payment Refunded, RTP Refunded, callback queued.
+		if n, err := s.ProcessRefunds(ctx, now.Add(time.Second), 10); err != nil || n != 1 {
+			t.Fatalf("ProcessRefunds = %d, %v", n, err)
+		}
+		got, _ = s.Payment(ctx, m.ID, p.ID)
+		rt, _ := s.RTP(ctx, m.ID, r.ID, now)
+		if got.Status() != payd.PaymentRefunded || rt.Status != payd.RTPRefunded || got.LastRefundedAt.IsZero() {
+			t.Errorf("after settle: payment %s, rtp %s", got.Status(), rt.Status)
+		}
+		cbs, _ := s.Callbacks(ctx, payd.CallbackPending, 10)
+		if len(cbs) != 2 || cbs[0].Event != payd.EventRefundAccepted {
+			t.Errorf("callbacks = %d, first %v", len(cbs), cbs)
+		}
+	})
+}
+
+func TestExpireRTPs(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
+		m, _ := newMerchant(t, s, 0)
+		now := storetest.Epoch
+		r := newRTP(t, s, m, "37369112221", now)
+		later := r.ExpiresAt.Add(time.Second)
+		got, _ := s.RTP(ctx, m.ID, r.ID, later)
+		if got.Status != payd.RTPExpired || !got.UpdatedAt.Equal(r.ExpiresAt) {
+			t.Errorf("lazy read = %s at %v", got.Status, got.UpdatedAt)
+		}
+		if n, err := s.ExpireRTPs(ctx, later, 100); err != nil || n != 1 {
+			t.Fatalf("ExpireRTPs = %d, %v", n, err)
+		}
+		got, _ = s.RTP(ctx, m.ID, r.ID, now) // even read "in the past", the row now says Expired
+		if got.Status != payd.RTPExpired {
+			t.Errorf("stored status = %s", got.Status)
+		}
+	})
+}

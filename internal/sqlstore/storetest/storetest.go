@@ -1,0 +1,97 @@
+// Package storetest gives tests a fresh, migrated store on every engine the
+// machine offers: SQLite always, PostgreSQL when PAYD_TEST_POSTGRES_URL is
+// set (each test in a schema of its own, dropped afterwards). Under CI=true
+// a PostgreSQL that is configured but unreachable fails the test instead of
+// skipping it.
+package storetest
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"payd/internal/sqlstore"
+)
+
+// Epoch is a fixed instant tests start their clocks at.
+var Epoch = time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+
+// Engines runs f once per available engine, as a subtest named after it.
+func Engines(t *testing.T, f func(t *testing.T, s *sqlstore.Store, url string)) {
+	t.Helper()
+	t.Run("sqlite", func(t *testing.T) {
+		s, u := SQLite(t)
+		f(t, s, u)
+	})
+	if os.Getenv("PAYD_TEST_POSTGRES_URL") != "" {
+		t.Run("postgres", func(t *testing.T) {
+			s, u := Postgres(t)
+			f(t, s, u)
+		})
+	}
+}
+
+// SQLite opens a migrated store on a new file in t's temporary directory.
+func SQLite(t testing.TB) (*sqlstore.Store, string) {
+	t.Helper()
+	u := "sqlite:" + filepath.Join(t.TempDir(), "payd.db")
+	return open(t, u), u
+}
+
+// Postgres opens a migrated store in a new schema of the database named by
+// PAYD_TEST_POSTGRES_URL, or skips when it is unset (fails under CI).
+func Postgres(t testing.TB) (*sqlstore.Store, string) {
+	t.Helper()
+	base := os.Getenv("PAYD_TEST_POSTGRES_URL")
+	if base == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("PAYD_TEST_POSTGRES_URL is not set")
+		}
+		t.Skip("PAYD_TEST_POSTGRES_URL is not set")
+	}
+	var b [6]byte
+	rand.Read(b[:])
+	schema := "t_" + hex.EncodeToString(b[:])
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatalf("postgres: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+		admin.Close()
+		t.Fatalf("postgres at PAYD_TEST_POSTGRES_URL is unreachable: %v", err)
+	}
+	t.Cleanup(func() {
+		admin.Exec("DROP SCHEMA " + schema + " CASCADE")
+		admin.Close()
+	})
+	pu, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := pu.Query()
+	q.Set("search_path", schema)
+	pu.RawQuery = q.Encode()
+	u := pu.String()
+	return open(t, u), u
+}
+
+func open(t testing.TB, u string) *sqlstore.Store {
+	t.Helper()
+	s, err := sqlstore.Open(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if _, err := s.Migrate(context.Background(), Epoch); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	return s
+}
