@@ -48,7 +48,8 @@ type Callback struct {
 	Timestamp     int64  // Unix ms at creation; X-Signature-Timestamp
 	Signature     string // X-Signature header value
 	State         CallbackState
-	Attempts      int
+	Attempts      int // attempts made so far; the next is Attempts+1
+	ScheduleStart int // attempts made before the last operator resend
 	NextAttemptAt time.Time
 	CreatedAt     time.Time
 	DeliveredAt   time.Time

@@ -10,7 +10,7 @@ import (
 )
 
 const callbackCols = `id, merchant_id, event, subject_id, url, body, ts, signature, state, attempts,
-	next_attempt_at, created_at, delivered_at, last_status, last_error`
+	schedule_start, next_attempt_at, created_at, delivered_at, last_status, last_error`
 
 func scanCallback(sc interface{ Scan(...any) error }) (*payd.Callback, error) {
 	var c payd.Callback
@@ -19,7 +19,7 @@ func scanCallback(sc interface{ Scan(...any) error }) (*payd.Callback, error) {
 	var delivered, lastStatus sql.NullInt64
 	var lastErr sql.NullString
 	if err := sc.Scan(&c.ID, &c.MerchantID, &event, &c.SubjectID, &c.URL, &body, &c.Timestamp, &c.Signature, &state,
-		&c.Attempts, &next, &created, &delivered, &lastStatus, &lastErr); err != nil {
+		&c.Attempts, &c.ScheduleStart, &next, &created, &delivered, &lastStatus, &lastErr); err != nil {
 		return nil, notFound(err)
 	}
 	c.Event, c.Body, c.State = payd.Event(event), []byte(body), payd.CallbackState(state)
@@ -116,14 +116,6 @@ func nullInt(v int) any {
 		return nil
 	}
 	return v
-}
-
-// ScheduleIndex is how many attempts the current schedule has used: the
-// attempts since the last operator resend.
-func (s *Store) ScheduleIndex(ctx context.Context, id string) (int, error) {
-	var n int
-	err := s.queryRow(ctx, "SELECT attempts - schedule_start FROM callbacks WHERE id = ?", id).Scan(&n)
-	return n, notFound(err)
 }
 
 // Callbacks lists callbacks, newest first, optionally in one state.

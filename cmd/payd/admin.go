@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"payd"
+	"payd/internal/sqlstore"
+)
+
+func migrate(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	c, _, err := loadConfig("migrate", args, getenv, stdout, nil)
+	if err != nil {
+		return err
+	}
+	store, err := sqlstore.Open(c.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	applied, err := store.Migrate(ctx, payd.SystemClock{}.Now())
+	for _, name := range applied {
+		fmt.Fprintln(stdout, "applied", name)
+	}
+	if err == nil && len(applied) == 0 {
+		fmt.Fprintln(stdout, "database is up to date")
+	}
+	return err
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	return enc.Encode(v)
+}
+
+type merchantView struct {
+	MerchantID   string `json:"merchantId"`
+	Name         string `json:"name"`
+	ClientID     string `json:"clientId"`
+	Active       bool   `json:"active"`
+	CommissionBP int    `json:"commissionBp"`
+	IBAN         string `json:"iban,omitempty"`
+	MCC          string `json:"mcc"`
+	CreatedAt    string `json:"createdAt"`
+}
+
+func merchant(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprintln(stdout, "usage: payd merchant create|list|rotate-secret|activate|deactivate")
+		return errUsage
+	}
+	sub, args := args[0], args[1:]
+	var name, iban, mcc string
+	var commission int
+	extra := func(fs *flag.FlagSet) {
+		if sub == "create" {
+			fs.StringVar(&name, "name", "", "display name (required)")
+			fs.IntVar(&commission, "commission", 0, "commission rate in basis points (0–10000)")
+			fs.StringVar(&iban, "iban", "", "IBAN reported as recipientIban")
+			fs.StringVar(&mcc, "mcc", "NONE", "merchant category code")
+		}
+	}
+	c, fs, err := loadConfig("merchant "+sub, args, getenv, stdout, extra)
+	if err != nil {
+		return err
+	}
+	clock := payd.SystemClock{}
+	store, err := openStore(ctx, c, clock)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	switch sub {
+	case "create":
+		if name == "" || commission < 0 || commission > 10000 {
+			return errors.New("merchant create needs --name, and --commission between 0 and 10000")
+		}
+		cr, err := store.CreateMerchant(ctx, sqlstore.MerchantOptions{Name: name, CommissionBP: commission, IBAN: iban, MCC: mcc}, clock.Now())
+		if err != nil {
+			return err
+		}
+		return printJSON(stdout, cr)
+	case "list":
+		ms, err := store.Merchants(ctx)
+		if err != nil {
+			return err
+		}
+		out := make([]merchantView, len(ms))
+		for i, m := range ms {
+			out[i] = merchantView{MerchantID: m.ID, Name: m.Name, ClientID: m.ClientID, Active: m.Active,
+				CommissionBP: m.CommissionBP, IBAN: m.IBAN, MCC: m.MCC, CreatedAt: payd.FormatTime(m.CreatedAt)}
+		}
+		return printJSON(stdout, out)
+	case "rotate-secret", "activate", "deactivate":
+		if fs.NArg() != 1 {
+			return fmt.Errorf("merchant %s needs one merchant id or client id", sub)
+		}
+		id := fs.Arg(0)
+		if sub == "rotate-secret" {
+			cr, err := store.RotateSecret(ctx, id, clock.Now())
+			if errors.Is(err, payd.ErrNotFound) {
+				return fmt.Errorf("no merchant %s", id)
+			}
+			if err != nil {
+				return err
+			}
+			return printJSON(stdout, cr)
+		}
+		if err := store.SetMerchantActive(ctx, id, sub == "activate"); err != nil {
+			if errors.Is(err, payd.ErrNotFound) {
+				return fmt.Errorf("no merchant %s", id)
+			}
+			return err
+		}
+		fmt.Fprintln(stdout, sub+"d", id)
+		return nil
+	}
+	return fmt.Errorf("unknown merchant command %q", sub)
+}
+
+type callbackView struct {
+	ID          string `json:"id"`
+	MerchantID  string `json:"merchantId"`
+	Event       string `json:"event"`
+	SubjectID   string `json:"subjectId"`
+	URL         string `json:"url"`
+	State       string `json:"state"`
+	Attempts    int    `json:"attempts"`
+	NextAttempt string `json:"nextAttemptAt,omitempty"`
+	CreatedAt   string `json:"createdAt"`
+	DeliveredAt string `json:"deliveredAt,omitempty"`
+	LastStatus  int    `json:"lastStatus,omitempty"`
+	LastError   string `json:"lastError,omitempty"`
+}
+
+func callbacks(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprintln(stdout, "usage: payd callbacks list [--state S] | resend ID")
+		return errUsage
+	}
+	sub, args := args[0], args[1:]
+	var state string
+	var limit int
+	extra := func(fs *flag.FlagSet) {
+		if sub == "list" {
+			fs.StringVar(&state, "state", "", "pending, delivered or failed")
+			fs.IntVar(&limit, "limit", 100, "how many, newest first")
+		}
+	}
+	c, fs, err := loadConfig("callbacks "+sub, args, getenv, stdout, extra)
+	if err != nil {
+		return err
+	}
+	clock := payd.SystemClock{}
+	store, err := openStore(ctx, c, clock)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	switch sub {
+	case "list":
+		switch payd.CallbackState(state) {
+		case "", payd.CallbackPending, payd.CallbackDelivered, payd.CallbackFailed:
+		default:
+			return fmt.Errorf("--state must be pending, delivered or failed")
+		}
+		cbs, err := store.Callbacks(ctx, payd.CallbackState(state), limit)
+		if err != nil {
+			return err
+		}
+		out := make([]callbackView, len(cbs))
+		for i, cb := range cbs {
+			v := callbackView{ID: cb.ID, MerchantID: cb.MerchantID, Event: string(cb.Event), SubjectID: cb.SubjectID,
+				URL: cb.URL, State: string(cb.State), Attempts: cb.Attempts, CreatedAt: payd.FormatTime(cb.CreatedAt),
+				LastStatus: cb.LastStatus, LastError: cb.LastError}
+			if cb.State == payd.CallbackPending {
+				v.NextAttempt = payd.FormatTime(cb.NextAttemptAt)
+			}
+			if !cb.DeliveredAt.IsZero() {
+				v.DeliveredAt = payd.FormatTime(cb.DeliveredAt)
+			}
+			out[i] = v
+		}
+		return printJSON(stdout, out)
+	case "resend":
+		if fs.NArg() != 1 {
+			return errors.New("callbacks resend needs one callback id")
+		}
+		err := store.ResendCallback(ctx, fs.Arg(0), clock.Now())
+		switch {
+		case errors.Is(err, payd.ErrNotFound):
+			return fmt.Errorf("no callback %s", fs.Arg(0))
+		case errors.Is(err, payd.ErrConflict):
+			return fmt.Errorf("callback %s has not failed; only failed callbacks can be resent", fs.Arg(0))
+		case err != nil:
+			return err
+		}
+		fmt.Fprintln(stdout, "resending", fs.Arg(0))
+		return nil
+	}
+	return fmt.Errorf("unknown callbacks command %q", sub)
+}

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"payd/internal/worker"
+)
+
+var errUsage = errors.New("usage")
+
+// config is every setting of the service.
+type config struct {
+	Addr             string
+	DatabaseURL      string
+	Mode             string
+	PublicURL        string
+	TokenTTL         time.Duration
+	MaxBodyBytes     int64
+	AllowHTTPURLs    bool
+	CallbackSchedule []time.Duration
+	TokenRateClient  int
+	TokenRateAddr    int
+	RefundDelay      time.Duration
+	LogFormat        string
+	Instance         string
+}
+
+func (c *config) sandbox() bool { return c.Mode == "sandbox" }
+
+// setting is one configuration value: a flag and its PAYD_ variable.
+type setting struct {
+	flag, env, def, help string
+	apply                func(c *config, v string) error
+}
+
+var settings = []setting{
+	{"addr", "PAYD_ADDR", "127.0.0.1:8080", "address to listen on", func(c *config, v string) error { c.Addr = v; return nil }},
+	{"database-url", "PAYD_DATABASE_URL", "sqlite:data/payd.db", "postgres://… or a SQLite file (sqlite:PATH or a path)", func(c *config, v string) error { c.DatabaseURL = v; return nil }},
+	{"mode", "PAYD_MODE", "sandbox", "sandbox or production", func(c *config, v string) error {
+		if v != "sandbox" && v != "production" {
+			return fmt.Errorf("mode must be sandbox or production, not %q", v)
+		}
+		c.Mode = v
+		return nil
+	}},
+	{"public-url", "PAYD_PUBLIC_URL", "", "base of every URL payd hands out (default http://ADDR)", func(c *config, v string) error { c.PublicURL = v; return nil }},
+	{"token-ttl", "PAYD_TOKEN_TTL", "300s", "access token lifetime", durationSetting(func(c *config) *time.Duration { return &c.TokenTTL })},
+	{"max-body-bytes", "PAYD_MAX_BODY_BYTES", "1048576", "request body limit", func(c *config, v string) error {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1024 {
+			return fmt.Errorf("max body bytes must be an integer ≥ 1024")
+		}
+		c.MaxBodyBytes = n
+		return nil
+	}},
+	{"allow-http-urls", "PAYD_ALLOW_HTTP_URLS", "", "accept http:// merchant URLs (default: true in sandbox)", func(c *config, v string) error {
+		if v == "" {
+			c.AllowHTTPURLs = c.sandbox()
+			return nil
+		}
+		b, err := strconv.ParseBool(v)
+		c.AllowHTTPURLs = b
+		return err
+	}},
+	{"callback-schedule", "PAYD_CALLBACK_SCHEDULE", "10s,60s,300s,600s,3600s,43200s,86400s", "callback redelivery delays", func(c *config, v string) error {
+		c.CallbackSchedule = nil
+		for _, p := range strings.Split(v, ",") {
+			d, err := time.ParseDuration(strings.TrimSpace(p))
+			if err != nil || d <= 0 {
+				return fmt.Errorf("callback schedule: bad delay %q", p)
+			}
+			c.CallbackSchedule = append(c.CallbackSchedule, d)
+		}
+		return nil
+	}},
+	{"token-rate-client", "PAYD_TOKEN_RATE_CLIENT", "20", "token requests per minute per clientId", intSetting(func(c *config) *int { return &c.TokenRateClient })},
+	{"token-rate-addr", "PAYD_TOKEN_RATE_ADDR", "60", "token requests per minute per source address", intSetting(func(c *config) *int { return &c.TokenRateAddr })},
+	{"refund-delay", "PAYD_REFUND_DELAY", "1s", "sandbox refund processing time", durationSetting(func(c *config) *time.Duration { return &c.RefundDelay })},
+	{"log-format", "PAYD_LOG_FORMAT", "text", "text or json", func(c *config, v string) error { c.LogFormat = v; return nil }},
+	{"instance", "PAYD_INSTANCE", "", "this instance's name in leases (default host:pid)", func(c *config, v string) error { c.Instance = v; return nil }},
+}
+
+func durationSetting(field func(*config) *time.Duration) func(*config, string) error {
+	return func(c *config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			if n, nerr := strconv.Atoi(v); nerr == nil {
+				d, err = time.Duration(n)*time.Second, nil
+			}
+		}
+		if err != nil || d < 0 {
+			return fmt.Errorf("bad duration %q", v)
+		}
+		*field(c) = d
+		return nil
+	}
+}
+
+func intSetting(field func(*config) *int) func(*config, string) error {
+	return func(c *config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return fmt.Errorf("bad number %q", v)
+		}
+		*field(c) = n
+		return nil
+	}
+}
+
+// loadConfig reads the settings: a flag wins over its variable, which wins
+// over the default. extra registers a subcommand's own flags.
+func loadConfig(name string, args []string, getenv func(string) string, out io.Writer, extra func(*flag.FlagSet)) (*config, *flag.FlagSet, error) {
+	fs := flag.NewFlagSet("payd "+name, flag.ContinueOnError)
+	fs.SetOutput(out)
+	vals := make([]*string, len(settings))
+	for i, s := range settings {
+		vals[i] = fs.String(s.flag, "", s.help+" ($"+s.env+", default "+strconv.Quote(s.def)+")")
+	}
+	if extra != nil {
+		extra(fs)
+	}
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return nil, nil, errUsage
+		}
+		return nil, nil, errUsage
+	}
+	c := &config{}
+	// mode first: other defaults depend on it.
+	order := append([]int{2}, 0, 1)
+	for i := 3; i < len(settings); i++ {
+		order = append(order, i)
+	}
+	for _, i := range order {
+		s := settings[i]
+		v := *vals[i]
+		if v == "" {
+			v = getenv(s.env)
+		}
+		if v == "" {
+			v = s.def
+		}
+		if err := s.apply(c, v); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", s.env, err)
+		}
+	}
+	if c.CallbackSchedule == nil {
+		c.CallbackSchedule = worker.DefaultSchedule
+	}
+	if c.PublicURL == "" {
+		return c, fs, nil // serve derives it from the address it listens on
+	}
+	u, err := url.Parse(c.PublicURL)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return nil, nil, fmt.Errorf("PAYD_PUBLIC_URL: %q is not an http(s) URL", c.PublicURL)
+	}
+	if !c.sandbox() && u.Scheme != "https" {
+		return nil, nil, fmt.Errorf("PAYD_PUBLIC_URL must be https in production")
+	}
+	return c, fs, nil
+}

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"payd"
+	"payd/internal/httpapi"
+	"payd/internal/sqlstore"
+	"payd/internal/web"
+	"payd/internal/webhook"
+	"payd/internal/worker"
+)
+
+func newLogger(c *config, w io.Writer) *slog.Logger {
+	if c.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, nil))
+	}
+	return slog.New(slog.NewTextHandler(w, nil))
+}
+
+// openStore opens and migrates the database.
+func openStore(ctx context.Context, c *config, clock payd.Clock) (*sqlstore.Store, error) {
+	store, err := sqlstore.Open(c.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := store.Migrate(ctx, clock.Now()); err != nil {
+		store.Close()
+		return nil, err
+	}
+	return store, nil
+}
+
+func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	c, _, err := loadConfig("serve", args, getenv, stderr, nil)
+	if err != nil {
+		return err
+	}
+	log := newLogger(c, stderr)
+	clock := payd.SystemClock{}
+	store, err := openStore(ctx, c, clock)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+
+	ln, err := net.Listen("tcp", c.Addr)
+	if err != nil {
+		return err
+	}
+	addr := ln.Addr().String()
+	if c.PublicURL == "" {
+		c.PublicURL = "http://" + addr
+	}
+	if c.sandbox() {
+		if err := greet(ctx, store, c, clock, stdout); err != nil {
+			ln.Close()
+			return err
+		}
+	}
+	instance := c.Instance
+	if instance == "" {
+		host, _ := os.Hostname()
+		instance = fmt.Sprintf("%s:%d", host, os.Getpid())
+	}
+
+	callbacksWake, refundsWake := worker.NewWaker(), worker.NewWaker()
+	store.SetNotify(func() { callbacksWake.Wake(); refundsWake.Wake() })
+
+	pages := web.New(web.Config{Sandbox: c.sandbox(), PublicURL: c.PublicURL}, store, clock, log)
+	api := httpapi.New(httpapi.Config{
+		Sandbox: c.sandbox(), PublicURL: c.PublicURL, TokenTTL: c.TokenTTL, MaxBodyBytes: c.MaxBodyBytes,
+		AllowHTTPURLs: c.AllowHTTPURLs, TokenRateClient: c.TokenRateClient, TokenRateAddr: c.TokenRateAddr,
+		RefundDelay: c.RefundDelay, Version: version,
+	}, store, clock, log, pages)
+
+	srv := &http.Server{
+		Handler:           api,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+
+	// Background work stops with workCtx, after the server has drained.
+	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	loop := func(name string, every time.Duration, wake <-chan struct{}, full int, pass worker.Pass) {
+		wg.Add(1)
+		go func() { defer wg.Done(); worker.Run(workCtx, log, name, every, wake, full, pass) }()
+	}
+	delivery := &worker.Delivery{
+		Store: store, Client: webhook.NewClient(c.sandbox()), Clock: clock, Log: log, Owner: instance,
+		Schedule: c.CallbackSchedule, Attempts: worker.NewAttemptsCounter(api.Registry()),
+	}
+	loop("delivery", worker.DeliveryInterval, callbacksWake, 64, delivery.RunOnce)
+	loop("refunds", worker.RefundInterval, refundsWake, 100, (&worker.Refunds{Store: store, Clock: clock}).RunOnce)
+	loop("expiry", worker.ExpiryInterval, nil, 500, (&worker.Expiry{Store: store, Clock: clock}).RunOnce)
+	loop("tokens", worker.TokenInterval, nil, 0, (&worker.Tokens{Store: store, Clock: clock}).RunOnce)
+	if c.sandbox() {
+		loop("rtp-auto", worker.AutoInterval, nil, 100, (&worker.AutoDecisions{Store: store, Clock: clock, Log: log}).RunOnce)
+	}
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	fmt.Fprintf(stdout, "payd %s (%s mode) listening on http://%s\n", version, c.Mode, addr)
+	log.Info("serving", "addr", addr, "mode", c.Mode, "public_url", c.PublicURL, "database", store.Engine(), "instance", instance)
+
+	select {
+	case err = <-serveErr:
+	case <-ctx.Done():
+		log.Info("shutting down")
+		shutCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		err = srv.Shutdown(shutCtx)
+		cancel()
+	}
+	stopWork()
+	wg.Wait()
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+// greet prints how to call the sandbox. On a database without merchants it
+// first creates a demo merchant; its secret can be shown only then.
+func greet(ctx context.Context, store *sqlstore.Store, c *config, clock payd.Clock, out io.Writer) error {
+	ms, err := store.Merchants(ctx)
+	if err != nil {
+		return err
+	}
+	base := strings.TrimRight(c.PublicURL, "/")
+	if len(ms) > 0 {
+		fmt.Fprintf(out, "payd sandbox: %d merchant(s) in %s; the first has clientId %s.\n"+
+			"  Lost its secret? payd merchant rotate-secret %s\n", len(ms), c.DatabaseURL, ms[0].ClientID, ms[0].ClientID)
+		return nil
+	}
+	cr, err := store.CreateMerchant(ctx, sqlstore.MerchantOptions{Name: "Demo merchant"}, clock.Now())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, `payd sandbox: created a demo merchant (shown once; the secret is stored hashed)
+  merchantId:   %s
+  clientId:     %s
+  clientSecret: %s
+  signatureKey: %s
+Get an access token:
+  curl -s -X POST %s/v2/auth/token -H 'Content-Type: application/json' -d '{"clientId":"%s","clientSecret":"%s"}'
+`, cr.MerchantID, cr.ClientID, cr.ClientSecret, cr.SignatureKey, base, cr.ClientID, cr.ClientSecret)
+	return nil
+}

@@ -1,0 +1,231 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"payd"
+)
+
+// area is the part of the API a route belongs to; it decides which error
+// codes a request's problems get (spec §0.10).
+type area struct {
+	name         string
+	notFound     func(id string) *payd.Error
+	inactive     string
+	missingBody  string // code for an empty body where one is required
+	badJSON      string // code for malformed JSON
+	invalidField func(parameter, reason string) *payd.Error
+	missingField func(parameter string) *payd.Error
+}
+
+var (
+	areaAuth = area{name: "auth", inactive: payd.CodeMerchantInactive,
+		missingBody: payd.CodeInvalidRequest, badJSON: payd.CodeInvalidRequest,
+		invalidField: payd.Invalid, missingField: func(p string) *payd.Error { return payd.Invalid(p, "is required") }}
+	areaQR       = withNotFound(areaAuth, "qr", func(id string) *payd.Error { return payd.E(payd.CodeQRNotFound, "qrId", id) })
+	areaPayments = withNotFound(areaAuth, "payments", func(id string) *payd.Error {
+		return payd.E(payd.CodePaymentNotFound, "payId", id)
+	})
+	areaRefunds = withNotFound(areaAuth, "payments", func(id string) *payd.Error {
+		return payd.E(payd.CodeRefundNotFound, "refundId", id)
+	})
+	areaRTP = func() area {
+		a := withNotFound(areaAuth, "rtp", func(id string) *payd.Error { return payd.E(payd.CodeRTPNotFound, "rtpId", id) })
+		a.inactive = payd.CodeRTPMerchantInactive
+		return a
+	}()
+	areaCheckout = area{name: "checkout", inactive: payd.CodeCheckoutInactive,
+		notFound:    func(id string) *payd.Error { return payd.E(payd.CodeCheckoutNotFound, "checkoutId", id) },
+		missingBody: payd.CodeCheckoutMissing, badJSON: payd.CodeCheckoutFormat,
+		invalidField: func(p, _ string) *payd.Error { return payd.E(payd.CodeCheckoutFormat, "parameter", p) },
+		missingField: func(p string) *payd.Error { return payd.E(payd.CodeCheckoutMissing, "parameter", p) }}
+)
+
+func withNotFound(a area, name string, nf func(string) *payd.Error) area {
+	a.name, a.notFound = name, nf
+	return a
+}
+
+// errorRequest builds the "body missing or malformed" error of the area.
+func (a area) errorRequest(code, detail string) *payd.Error {
+	switch code {
+	case payd.CodeCheckoutMissing:
+		return payd.E(code, "parameter", "body")
+	case payd.CodeCheckoutFormat:
+		return payd.E(code, "parameter", "body")
+	}
+	return payd.E(code, "error", detail)
+}
+
+// readBody applies the body limit and the media-type rule: a non-empty body
+// must be JSON; an empty one (or only whitespace) passes with any type.
+func readBody(r *http.Request, limit int64) ([]byte, error) {
+	if r.Body == nil {
+		return nil, nil
+	}
+	if r.ContentLength > limit {
+		return nil, payd.E(payd.CodeBodyTooLarge, "limit", strconv.FormatInt(limit, 10))
+	}
+	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, limit))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, payd.E(payd.CodeBodyTooLarge, "limit", strconv.FormatInt(limit, 10))
+		}
+		return nil, payd.E(payd.CodeInvalidRequest, "error", "the body could not be read")
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil, nil
+	}
+	ct := r.Header.Get("Content-Type")
+	if !isJSON(ct) {
+		return nil, payd.E(payd.CodeMediaType, "contentType", ct)
+	}
+	return b, nil
+}
+
+func isJSON(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false
+	}
+	mt = strings.ToLower(mt)
+	return mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")
+}
+
+// object is a decoded JSON request body. Its accessors record type errors
+// instead of failing, so one response can name every bad field.
+type object struct {
+	a      area
+	fields map[string]json.RawMessage
+	errs   payd.Errors
+}
+
+// parseObject parses a body that must be a JSON object. required says
+// whether an empty body is an error or an empty object.
+func parseObject(a area, body []byte, required bool) (*object, error) {
+	o := &object{a: a, fields: map[string]json.RawMessage{}}
+	if len(body) == 0 {
+		if required {
+			return nil, a.errorRequest(a.missingBody, "a JSON body is required")
+		}
+		return o, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(&o.fields); err != nil || o.fields == nil {
+		return nil, a.errorRequest(a.badJSON, "the body must be a JSON object")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, a.errorRequest(a.badJSON, "the body has data after the JSON object")
+	}
+	return o, nil
+}
+
+func (o *object) raw(name string) (json.RawMessage, bool) {
+	v, ok := o.fields[name]
+	if !ok || string(v) == "null" {
+		return nil, false
+	}
+	return v, true
+}
+
+func (o *object) typeError(name, want string) {
+	if !o.errs.Has(name) {
+		o.errs = append(o.errs, o.a.invalidField(name, "must be "+want))
+	}
+}
+
+// str reads a string field; null, "" and whitespace-only read as "".
+func (o *object) str(name string) string {
+	v, ok := o.raw(name)
+	if !ok {
+		return ""
+	}
+	var s string
+	if v[0] != '"' || json.Unmarshal(v, &s) != nil {
+		o.typeError(name, "a string")
+		return ""
+	}
+	if strings.TrimSpace(s) == "" {
+		return ""
+	}
+	return s
+}
+
+// money reads an amount: a JSON number with at most two decimals.
+func (o *object) money(name string) *payd.Money {
+	v, ok := o.raw(name)
+	if !ok {
+		return nil
+	}
+	if c := v[0]; c != '-' && (c < '0' || c > '9') {
+		o.typeError(name, "a number")
+		return nil
+	}
+	m, err := payd.ParseMoney(string(v))
+	if err != nil {
+		if !o.errs.Has(name) {
+			o.errs = append(o.errs, o.a.invalidField(name, err.Error()))
+		}
+		return nil
+	}
+	return &m
+}
+
+// time reads a datetime; it returns the text as sent too.
+func (o *object) time(name string) (*time.Time, string) {
+	s := o.str(name)
+	if s == "" {
+		return nil, ""
+	}
+	t, err := payd.ParseTime(s)
+	if err != nil {
+		if !o.errs.Has(name) {
+			o.errs = append(o.errs, o.a.invalidField(name, "must be an ISO 8601 datetime"))
+		}
+		return nil, s
+	}
+	return &t, s
+}
+
+// err merges the decoding errors with the validation error v.
+func (o *object) err(v error) error {
+	if len(o.errs) == 0 {
+		return v
+	}
+	errs := append(payd.Errors{}, o.errs...)
+	var ves payd.Errors
+	var ve *payd.Error
+	switch {
+	case errors.As(v, &ves):
+	case errors.As(v, &ve):
+		ves = payd.Errors{ve}
+	}
+	for _, e := range ves {
+		if p := paramOf(e); p == "" || !errs.Has(p) {
+			errs = append(errs, e)
+		}
+	}
+	return errs
+}
+
+// paramOf is the field an error is about, also for the codes whose message
+// names no parameter.
+func paramOf(e *payd.Error) string {
+	switch e.Code {
+	case payd.CodeExpiresAtWindow:
+		return "expiresAt"
+	case payd.CodeRTPCurrency, payd.CodeQRCurrency, payd.CodeCheckoutCurrency:
+		return "currency"
+	}
+	return e.Args["parameter"]
+}

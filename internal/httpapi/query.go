@@ -1,0 +1,139 @@
+package httpapi
+
+import (
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"payd"
+)
+
+// query reads list parameters: the first value of a repeated parameter
+// counts, an empty value is absent, and problems are collected.
+type query struct {
+	v    url.Values
+	a    area
+	errs payd.Errors
+}
+
+func newQuery(c *call) *query { return &query{v: c.r.URL.Query(), a: c.a} }
+
+func (q *query) str(name string) string {
+	vs := q.v[name]
+	if len(vs) == 0 {
+		return ""
+	}
+	return strings.TrimSpace(vs[0])
+}
+
+func (q *query) bad(name, reason string) {
+	if !q.errs.Has(name) {
+		q.errs = append(q.errs, q.a.invalidField(name, reason))
+	}
+}
+
+// text reads a string filter of at most max characters.
+func (q *query) text(name string, max int) string {
+	s := q.str(name)
+	if payd.TextLen(s) > max {
+		q.bad(name, "must be at most "+strconv.Itoa(max)+" characters")
+		return ""
+	}
+	return s
+}
+
+func (q *query) id(name string) string {
+	s := q.str(name)
+	if s == "" {
+		return ""
+	}
+	id, ok := payd.ParseID(s)
+	if !ok {
+		q.bad(name, "must be a GUID")
+	}
+	return id
+}
+
+func (q *query) money(name string) *payd.Money {
+	s := q.str(name)
+	if s == "" {
+		return nil
+	}
+	m, err := payd.ParseMoney(s)
+	if err != nil {
+		q.bad(name, err.Error())
+		return nil
+	}
+	return &m
+}
+
+func (q *query) time(name string) *time.Time {
+	s := q.str(name)
+	if s == "" {
+		return nil
+	}
+	t, err := payd.ParseTime(s)
+	if err != nil {
+		q.bad(name, "must be an ISO 8601 datetime")
+		return nil
+	}
+	return &t
+}
+
+// paging reads count and offset: count 1–1000, offset ≥ 0. required says
+// whether both must be given; when count is absent it returns 0 (no limit).
+func (q *query) paging(required bool, bad func(string) *payd.Error) (count, offset int) {
+	check := func(name string, min, max int) int {
+		s := q.str(name)
+		if s == "" {
+			if required {
+				q.errs = append(q.errs, bad(name))
+			}
+			return 0
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n < min || n > max {
+			q.errs = append(q.errs, bad(name))
+			return 0
+		}
+		return n
+	}
+	return check("count", 1, 1000), check("offset", 0, 1<<31-1)
+}
+
+// sorting reads sortBy (one of fields, any case) and order (asc or desc,
+// any case). It returns the canonical field name.
+func (q *query) sorting(fields []string, def string, bad func(string) *payd.Error) (sortBy string, desc bool) {
+	sortBy = def
+	if s := q.str("sortBy"); s != "" {
+		sortBy = ""
+		for _, f := range fields {
+			if strings.EqualFold(f, s) {
+				sortBy = f
+			}
+		}
+		if sortBy == "" {
+			q.errs = append(q.errs, bad("sortBy"))
+			sortBy = def
+		}
+	}
+	switch strings.ToLower(q.str("order")) {
+	case "", "asc":
+	case "desc":
+		desc = true
+	default:
+		q.errs = append(q.errs, bad("order"))
+	}
+	return sortBy, desc
+}
+
+func (q *query) err() error { return q.errs.Err() }
+
+// pagingParam is the 12000 error for a bad count or offset.
+func pagingParam(name string) *payd.Error {
+	if name == "count" {
+		return payd.Invalid(name, "must be an integer from 1 to 1000")
+	}
+	return payd.Invalid(name, "must be an integer of at least 0")
+}

@@ -1,0 +1,48 @@
+package httpapi
+
+import "net/http"
+
+// routes registers every route, one line each, in the order of the contract.
+func (s *Server) routes(pages http.Handler) {
+	authed, sandbox := routeOpts{}, routeOpts{sandboxOnly: true}
+	token := routeOpts{public: true, preBody: s.limitAddr}
+	m := s.mux
+
+	m.Handle("POST /v2/auth/token", s.api(areaAuth, token, s.handleToken))
+
+	m.Handle("POST /v2/rtp", s.api(areaRTP, authed, s.handleRTPCreate))
+	m.Handle("GET /v2/rtp/{id}", s.api(areaRTP, authed, s.handleRTPGet))
+	m.Handle("POST /v2/rtp/{id}/cancel", s.api(areaRTP, authed, s.handleRTPCancel))
+	m.Handle("GET /v2/rtp", s.api(areaRTP, authed, s.handleRTPList))
+	m.Handle("POST /v2/rtp/{payId}/refund", s.api(areaRTP, authed, s.handleRTPRefund))
+	m.Handle("POST /v2/rtp/{id}/test-accept", s.api(areaRTP, sandbox, s.handleRTPTestAccept))
+	m.Handle("POST /v2/rtp/{id}/test-reject", s.api(areaRTP, sandbox, s.handleRTPTestReject))
+
+	m.Handle("GET /v2/payments/{id}", s.api(areaPayments, authed, s.handlePaymentGet))
+	m.Handle("GET /v2/payments", s.api(areaPayments, authed, s.handlePaymentList))
+	m.Handle("POST /v2/payments/{payId}/refund", s.api(areaPayments, authed, s.handleRefund))
+	m.Handle("GET /v2/payments/refunds/{id}", s.api(areaRefunds, authed, s.handleRefundGet))
+
+	m.HandleFunc("GET /healthz", s.handleHealthz)
+	m.HandleFunc("GET /readyz", s.handleReadyz)
+	m.Handle("GET /metrics", s.metricsHandler())
+	m.HandleFunc("GET /openapi.json", s.handleOpenAPI)
+
+	if pages != nil {
+		m.Handle("/", s.pagesOr404(pages))
+	} else {
+		m.HandleFunc("/", s.handleNoRoute)
+	}
+}
+
+// pagesOr404 sends the API's and operations' unknown paths to the envelope
+// 404/405 and everything else to the hosted pages.
+func (s *Server) pagesOr404(pages http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.Path; p == "/v2" || len(p) >= 4 && p[:4] == "/v2/" {
+			s.handleNoRoute(w, r)
+			return
+		}
+		pages.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,172 @@
+// Package httpapi serves payd's merchant API: the /v2 routes of the
+// contract, each answering with the envelope of spec §0.4, plus the
+// operations endpoints. Handlers read the request, call the store and the
+// domain, and map the result to a wire type; the rules live in package payd.
+package httpapi
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"payd"
+	"payd/internal/sqlstore"
+)
+
+// Config is what the API needs to know about its deployment.
+type Config struct {
+	Sandbox         bool
+	PublicURL       string // base of every issued URL, without a trailing slash
+	TokenTTL        time.Duration
+	MaxBodyBytes    int64
+	AllowHTTPURLs   bool
+	TokenRateClient int // token requests per minute per clientId
+	TokenRateAddr   int // token requests per minute per source address
+	RefundDelay     time.Duration
+	Version         string
+}
+
+// Defaults fills the zero fields of c with the contract's defaults.
+func (c Config) Defaults() Config {
+	if c.PublicURL == "" {
+		c.PublicURL = "http://127.0.0.1:8080"
+	}
+	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
+	if c.TokenTTL == 0 {
+		c.TokenTTL = 300 * time.Second
+	}
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = 1 << 20
+	}
+	if c.TokenRateClient == 0 {
+		c.TokenRateClient = 20
+	}
+	if c.TokenRateAddr == 0 {
+		c.TokenRateAddr = 60
+	}
+	if c.RefundDelay == 0 {
+		c.RefundDelay = time.Second
+	}
+	return c
+}
+
+// Server is the HTTP API.
+type Server struct {
+	cfg     Config
+	store   *sqlstore.Store
+	clock   payd.Clock
+	log     *slog.Logger
+	metrics *metrics
+	mux     *http.ServeMux
+	limits  *tokenLimits
+	handler http.Handler
+}
+
+// New builds the API over store. pages, when not nil, serves the hosted
+// pages (every path outside /v2 and the operations endpoints).
+func New(cfg Config, store *sqlstore.Store, clock payd.Clock, log *slog.Logger, pages http.Handler) *Server {
+	s := &Server{
+		cfg: cfg.Defaults(), store: store, clock: clock, log: log,
+		metrics: newMetrics(), mux: http.NewServeMux(),
+	}
+	s.limits = newTokenLimits(s.cfg.TokenRateClient, s.cfg.TokenRateAddr)
+	s.metrics.registerStore(store)
+	s.routes(pages)
+	s.handler = s.observe(s.mux)
+	return s
+}
+
+// ServeHTTP serves a request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// URLs is the rule set for merchant URLs in this deployment.
+func (s *Server) urls() payd.URLRules { return payd.URLRules{AllowHTTP: s.cfg.AllowHTTPURLs} }
+
+// call is one API request on its way through a handler.
+type call struct {
+	s    *Server
+	w    http.ResponseWriter
+	r    *http.Request
+	m    *payd.Merchant
+	a    area
+	body []byte
+	now  time.Time
+}
+
+// routeOpts say which checks run before a handler.
+type routeOpts struct {
+	public      bool // no bearer token (the token endpoint)
+	sandboxOnly bool
+	preBody     func(*call) error // runs before the body is read (rate limits)
+}
+
+// api wraps a handler with the checks of spec §0.9, in their order:
+// authentication, sandbox-only, merchant active, rate limit, body size,
+// media type. The handler does the rest (JSON, path ids, validation,
+// existence, state).
+func (s *Server) api(a area, o routeOpts, h func(*call) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c := &call{s: s, w: w, r: r, a: a, now: s.clock.Now()}
+		if err := c.run(o, h); err != nil {
+			if errors.Is(err, payd.ErrNotFound) {
+				err = payd.E(payd.CodeInternal) // a handler forgot to map it; never leak
+			}
+			fail(w, c.r, s.log, err)
+		}
+	})
+}
+
+func (c *call) run(o routeOpts, h func(*call) error) error {
+	if !o.public {
+		m, err := c.s.authenticate(c.r, c.now)
+		if err != nil {
+			return err
+		}
+		c.m = m
+		*c.r = *c.r.WithContext(contextWithMerchant(c.r.Context(), m))
+		if o.sandboxOnly && !c.s.cfg.Sandbox {
+			return payd.E(payd.CodeSandboxOnly)
+		}
+		if !m.Active {
+			return payd.E(c.a.inactive)
+		}
+	}
+	if o.preBody != nil {
+		if err := o.preBody(c); err != nil {
+			return err
+		}
+	}
+	if c.r.Method == http.MethodPost {
+		b, err := readBody(c.r, c.s.cfg.MaxBodyBytes)
+		if err != nil {
+			return err
+		}
+		c.body = b
+	}
+	return h(c)
+}
+
+// object parses the JSON body (see parseObject).
+func (c *call) object(required bool) (*object, error) { return parseObject(c.a, c.body, required) }
+
+// pathID reads a GUID path value; anything else is the area's 404.
+func (c *call) pathID(name string) (string, error) {
+	raw := c.r.PathValue(name)
+	id, ok := payd.ParseID(raw)
+	if !ok {
+		return "", c.a.notFound(raw)
+	}
+	return id, nil
+}
+
+// notFound maps a store's ErrNotFound to the area's not-found error for id.
+func (c *call) notFound(err error, id string) error {
+	if errors.Is(err, payd.ErrNotFound) {
+		return c.a.notFound(id)
+	}
+	return err
+}
+
+func (c *call) respond(v any) error { return respond(c.w, v) }

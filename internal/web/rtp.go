@@ -1,0 +1,101 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"payd"
+)
+
+type rtpView struct {
+	RTP      *payd.RTP
+	Merchant string
+	Status   string
+	CanAct   bool
+	Done     string // "accepted" or "rejected" after a decision
+}
+
+func (p *Pages) loadRTP(w http.ResponseWriter, r *http.Request) (*payd.RTP, *payd.Merchant, bool) {
+	id, ok := payd.ParseID(r.PathValue("id"))
+	if !ok {
+		p.plain(w, http.StatusNotFound, "Not found.")
+		return nil, nil, false
+	}
+	rt, err := p.store.RTP(r.Context(), "", id, p.clock.Now())
+	if err != nil {
+		if !errors.Is(err, payd.ErrNotFound) {
+			p.log.Error("rtp page", "err", err)
+		}
+		p.plain(w, http.StatusNotFound, "Not found.")
+		return nil, nil, false
+	}
+	m, err := p.store.Merchant(r.Context(), rt.MerchantID)
+	if err != nil {
+		p.plain(w, http.StatusNotFound, "Not found.")
+		return nil, nil, false
+	}
+	return rt, m, true
+}
+
+func (p *Pages) rtpPage(w http.ResponseWriter, r *http.Request) {
+	rt, m, ok := p.loadRTP(w, r)
+	if !ok {
+		return
+	}
+	lang := language(r)
+	p.render(w, r, http.StatusOK, "rtp.html", lang, rtpView{
+		RTP: rt, Merchant: m.Name, Status: messages[lang]["status."+string(rt.Status)],
+		CanAct: p.cfg.Sandbox && rt.Status == payd.RTPActive,
+	}, "")
+}
+
+// rtpDecide is the sandbox payer accepting or rejecting: the same store
+// transitions as test-accept (with the RTP's amount) and test-reject.
+func (p *Pages) rtpDecide(w http.ResponseWriter, r *http.Request) {
+	if !p.cfg.Sandbox {
+		p.plain(w, http.StatusNotFound, "Not found.")
+		return
+	}
+	rt, m, ok := p.loadRTP(w, r)
+	if !ok {
+		return
+	}
+	lang := language(r)
+	if err := checkForm(r); err != nil {
+		p.plain(w, http.StatusForbidden, "Forbidden.")
+		return
+	}
+	accept := strings.HasSuffix(r.URL.Path, "/accept")
+	var err error
+	if accept {
+		rt, _, err = p.store.AcceptRTP(r.Context(), m, rt.ID, nil, p.clock.Now())
+	} else {
+		rt, err = p.store.RejectRTP(r.Context(), m.ID, rt.ID, p.clock.Now())
+	}
+	if err != nil {
+		var pe *payd.Error
+		if errors.As(err, &pe) || errors.Is(err, payd.ErrConflict) {
+			rt, _, _ = p.loadRTP(w, r)
+			if rt == nil {
+				return
+			}
+			p.render(w, r, http.StatusConflict, "rtp.html", lang, rtpView{RTP: rt, Merchant: m.Name,
+				Status: messages[lang]["status."+string(rt.Status)]}, messages[lang]["rtp.conflict"])
+			return
+		}
+		p.log.Error("rtp decision", "err", err)
+		p.plain(w, http.StatusInternalServerError, "Internal error.")
+		return
+	}
+	if accept && rt.RedirectURL != "" {
+		http.Redirect(w, r, rt.RedirectURL, http.StatusSeeOther)
+		return
+	}
+	done := "rejected"
+	if accept {
+		done = "accepted"
+	}
+	p.render(w, r, http.StatusOK, "rtp.html", lang, rtpView{RTP: rt, Merchant: m.Name,
+		Status: messages[lang]["status."+string(rt.Status)], Done: done}, "")
+}

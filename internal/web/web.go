@@ -1,0 +1,144 @@
+// Package web serves the pages a payer sees: the RTP page, and later the QR
+// page and the hosted checkout. Pages are html/template with no external
+// assets and no JavaScript needed, in Romanian, Russian or English. The
+// unguessable id in the path is the access key; forms carry a
+// double-submit CSRF token and cross-site posts are refused.
+package web
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"html/template"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"payd"
+	"payd/internal/sqlstore"
+)
+
+//go:embed templates
+var templateFS embed.FS
+
+// Config is what the pages need to know about the deployment.
+type Config struct {
+	Sandbox   bool
+	PublicURL string
+}
+
+// Pages is the hosted pages' handler.
+type Pages struct {
+	cfg   Config
+	store *sqlstore.Store
+	clock payd.Clock
+	log   *slog.Logger
+	tmpl  *template.Template
+	mux   *http.ServeMux
+}
+
+// New builds the pages.
+func New(cfg Config, store *sqlstore.Store, clock payd.Clock, log *slog.Logger) *Pages {
+	p := &Pages{cfg: cfg, store: store, clock: clock, log: log, mux: http.NewServeMux()}
+	p.tmpl = template.Must(template.New("").Funcs(template.FuncMap{
+		"money": func(m payd.Money) string { return m.String() },
+	}).ParseFS(templateFS, "templates/*.html"))
+	p.mux.HandleFunc("GET /rtp/{id}", p.rtpPage)
+	p.mux.HandleFunc("POST /rtp/{id}/accept", p.rtpDecide)
+	p.mux.HandleFunc("POST /rtp/{id}/reject", p.rtpDecide)
+	p.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { p.plain(w, http.StatusNotFound, "Not found.") })
+	return p
+}
+
+// ServeHTTP serves a page with the security headers every page carries.
+func (p *Pages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; form-action 'self' https: http:; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+	p.mux.ServeHTTP(w, r)
+}
+
+func (p *Pages) plain(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(status)
+	w.Write([]byte(msg + "\n"))
+}
+
+// page is what every template gets.
+type page struct {
+	Lang    string
+	T       map[string]string
+	Langs   []string
+	CSRF    string
+	Sandbox bool
+	Error   string
+	Data    any
+}
+
+func (p *Pages) render(w http.ResponseWriter, r *http.Request, status int, name, lang string, data any, errMsg string) {
+	pg := page{Lang: lang, T: messages[lang], Langs: languages, CSRF: csrfToken(w, r), Sandbox: p.cfg.Sandbox, Error: errMsg, Data: data}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	if err := p.tmpl.ExecuteTemplate(w, name, pg); err != nil {
+		p.log.Error("render page", "page", name, "err", err)
+	}
+}
+
+// language picks the page language: ?lang, then Accept-Language, then ro.
+func language(r *http.Request) string {
+	if l := strings.ToLower(r.URL.Query().Get("lang")); messages[l] != nil {
+		return l
+	}
+	for _, part := range strings.Split(r.Header.Get("Accept-Language"), ",") {
+		tag := strings.ToLower(strings.TrimSpace(strings.SplitN(part, ";", 2)[0]))
+		if len(tag) >= 2 && messages[tag[:2]] != nil {
+			return tag[:2]
+		}
+	}
+	return "ro"
+}
+
+const csrfCookie = "payd_csrf"
+
+// csrfToken returns the request's CSRF token, setting a new cookie when
+// there is none. A form is accepted only when its field matches the cookie.
+func csrfToken(w http.ResponseWriter, r *http.Request) string {
+	if c, err := r.Cookie(csrfCookie); err == nil && len(c.Value) == 32 {
+		return c.Value
+	}
+	var b [16]byte
+	rand.Read(b[:])
+	tok := hex.EncodeToString(b[:])
+	http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: tok, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode,
+		Secure: r.TLS != nil})
+	return tok
+}
+
+var errCSRF = errors.New("cross-site form post refused")
+
+// checkForm parses a posted form and refuses cross-site posts: a foreign
+// Origin or Sec-Fetch-Site, or a CSRF field that does not match the cookie.
+func checkForm(r *http.Request) error {
+	if site := r.Header.Get("Sec-Fetch-Site"); site == "cross-site" || site == "same-site" {
+		return errCSRF
+	}
+	if o := r.Header.Get("Origin"); o != "" && o != "null" {
+		if host := strings.TrimPrefix(strings.TrimPrefix(o, "https://"), "http://"); host != r.Host {
+			return errCSRF
+		}
+	}
+	r.Body = http.MaxBytesReader(nil, r.Body, 64<<10)
+	if err := r.ParseForm(); err != nil {
+		return err
+	}
+	c, err := r.Cookie(csrfCookie)
+	if err != nil || subtle.ConstantTimeCompare([]byte(c.Value), []byte(r.PostForm.Get("csrf"))) != 1 {
+		return errCSRF
+	}
+	return nil
+}

@@ -1,0 +1,132 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"payd"
+	"payd/internal/sqlstore"
+	"payd/internal/webhook"
+)
+
+// DefaultSchedule is the redelivery schedule of spec §6.7: after failed
+// attempt n (1–7) the next waits the n-th delay; the 8th failure is final.
+var DefaultSchedule = []time.Duration{
+	10 * time.Second, 60 * time.Second, 300 * time.Second, 600 * time.Second,
+	3600 * time.Second, 43200 * time.Second, 86400 * time.Second,
+}
+
+// Delivery sends queued callbacks.
+type Delivery struct {
+	Store    *sqlstore.Store
+	Client   *http.Client
+	Clock    payd.Clock
+	Log      *slog.Logger
+	Owner    string          // this instance's name in leases and attempt records
+	Schedule []time.Duration // DefaultSchedule when nil
+	Lease    time.Duration   // how long a claim lasts; default 30 s (> the 10 s attempt timeout)
+	Batch    int             // callbacks claimed per pass; default 64
+	Parallel int             // attempts in flight at once; default 32
+	Jitter   func() float64  // in [0, 1): the share of the 10 % jitter applied; default random
+	Attempts *prometheus.CounterVec
+}
+
+// NewAttemptsCounter is the callback-attempts metric, by outcome.
+func NewAttemptsCounter(reg prometheus.Registerer) *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "payd_callback_attempts_total", Help: "Callback delivery attempts by outcome.",
+	}, []string{"outcome"})
+	if reg != nil {
+		reg.MustRegister(c)
+	}
+	return c
+}
+
+func (d *Delivery) defaults() {
+	if d.Schedule == nil {
+		d.Schedule = DefaultSchedule
+	}
+	if d.Lease == 0 {
+		d.Lease = 30 * time.Second
+	}
+	if d.Batch == 0 {
+		d.Batch = 64
+	}
+	if d.Parallel == 0 {
+		d.Parallel = 32
+	}
+	if d.Jitter == nil {
+		d.Jitter = rand.Float64
+	}
+}
+
+// RunOnce claims the due callbacks and makes one attempt of each.
+func (d *Delivery) RunOnce(ctx context.Context) (int, error) {
+	d.defaults()
+	cbs, err := d.Store.ClaimCallbacks(ctx, d.Owner, d.Clock.Now(), d.Lease, d.Batch)
+	if err != nil || len(cbs) == 0 {
+		return 0, err
+	}
+	sem := make(chan struct{}, d.Parallel)
+	var wg sync.WaitGroup
+	for _, c := range cbs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			d.attempt(ctx, c)
+		}()
+	}
+	wg.Wait()
+	return len(cbs), nil
+}
+
+func (d *Delivery) attempt(ctx context.Context, c *payd.Callback) {
+	n := c.Attempts + 1
+	start := d.Clock.Now()
+	res := webhook.Send(ctx, d.Client, c, n)
+	end := d.Clock.Now()
+	outcome := "failure"
+	if res.OK() {
+		outcome = "success"
+	}
+	if d.Attempts != nil {
+		d.Attempts.WithLabelValues(outcome).Inc()
+	}
+	var next time.Time
+	if !res.OK() {
+		next = d.nextAttempt(n-c.ScheduleStart, end)
+	}
+	// Record even if ctx was cancelled mid-attempt: the attempt happened.
+	rctx := context.WithoutCancel(ctx)
+	err := d.Store.RecordAttempt(rctx, c, d.Owner, sqlstore.Attempt{
+		Number: n, StartedAt: start, Duration: end.Sub(start), StatusCode: res.StatusCode, Error: res.Error,
+	}, next)
+	switch {
+	case errors.Is(err, payd.ErrConflict):
+		d.Log.Warn("callback lease lost before the attempt was recorded", "callback_id", c.ID, "attempt", n)
+	case err != nil:
+		d.Log.Error("record callback attempt", "callback_id", c.ID, "attempt", n, "err", err)
+	case !res.OK():
+		d.Log.Info("callback attempt failed", "callback_id", c.ID, "attempt", n, "status", res.StatusCode, "error", res.Error, "final", next.IsZero())
+	}
+}
+
+// nextAttempt is when attempt k+1 of the current schedule is due after
+// attempt k failed at now, or zero when the schedule is exhausted. Jitter
+// lengthens a delay by up to 10 % and never shortens it.
+func (d *Delivery) nextAttempt(k int, now time.Time) time.Time {
+	if k < 1 || k > len(d.Schedule) {
+		return time.Time{}
+	}
+	delay := d.Schedule[k-1]
+	delay += time.Duration(float64(delay) * 0.1 * d.Jitter())
+	return now.Add(delay).Truncate(time.Millisecond)
+}
