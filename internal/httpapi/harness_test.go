@@ -191,7 +191,6 @@ func (e *env) validate(req *http.Request, r *resp) {
 	}
 }
 
-
 // get walks a dotted path ("result.items.0.rtpId") through the JSON.
 func (r *resp) get(path string) any {
 	var v any = r.json
