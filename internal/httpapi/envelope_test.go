@@ -94,7 +94,9 @@ func TestReadyzFailsWithoutDatabase(t *testing.T) {
 }
 
 func TestAuthentication(t *testing.T) {
-	forEachEngine(t, testConfig(), func(t *testing.T, e *env) {
+	cfg := testConfig()
+	cfg.TokenTTL = 0 // the default, 300 s
+	forEachEngine(t, cfg, func(t *testing.T, e *env) {
 		for _, h := range []string{"", "Bearer", "Basic abc", "Bearer nope", "Bearer " + e.token + "x", "Token " + e.token} {
 			req, _ := http.NewRequest("GET", e.srv.URL+"/v2/rtp?count=1&offset=0", nil)
 			if h != "" {

@@ -64,7 +64,9 @@ func forEachEngine(t *testing.T, cfg Config, f func(t *testing.T, e *env)) {
 }
 
 func testConfig() Config {
-	return Config{Sandbox: true, AllowHTTPURLs: true, TokenRateClient: 10000, TokenRateAddr: 10000, RefundDelay: time.Second}
+	// Tokens outlive the tests' clock jumps; TestAuthentication checks the default lifetime.
+	return Config{Sandbox: true, AllowHTTPURLs: true, TokenRateClient: 10000, TokenRateAddr: 10000, RefundDelay: time.Second,
+		TokenTTL: 1000 * 24 * time.Hour}
 }
 
 func newEnv(t *testing.T, s *sqlstore.Store, cfg Config) *env {
@@ -250,4 +252,11 @@ func (r *resp) codes() []string {
 		out = append(out, m["errorCode"].(string))
 	}
 	return out
+}
+
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
+
+func newReq(method, url, body string) *http.Request {
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	return req
 }
