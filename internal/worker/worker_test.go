@@ -1,0 +1,210 @@
+package worker
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"payd"
+	"payd/internal/sqlstore"
+	"payd/internal/sqlstore/storetest"
+	"payd/internal/webhook"
+)
+
+var ctx = context.Background()
+
+// receiver is a merchant endpoint on loopback that answers with the
+// statuses it is given, then 200, and keeps what it received.
+type receiver struct {
+	mu       sync.Mutex
+	statuses []int
+	got      []*http.Request
+	bodies   []string
+	srv      *httptest.Server
+}
+
+func newReceiver(t *testing.T, statuses ...int) *receiver {
+	r := &receiver{statuses: statuses}
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		b, _ := io.ReadAll(req.Body)
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.got = append(r.got, req)
+		r.bodies = append(r.bodies, string(b))
+		status := 200
+		if len(r.statuses) > 0 {
+			status, r.statuses = r.statuses[0], r.statuses[1:]
+		}
+		w.WriteHeader(status)
+	}))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+func (r *receiver) count() int { r.mu.Lock(); defer r.mu.Unlock(); return len(r.got) }
+
+// acceptedRTP queues an rtp.accepted callback to url and returns the payment.
+func acceptedRTP(t *testing.T, s *sqlstore.Store, clock payd.Clock, url string) (*payd.Merchant, *payd.Payment) {
+	t.Helper()
+	c, err := s.CreateMerchant(ctx, sqlstore.MerchantOptions{Name: "Shop"}, clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := s.Merchant(ctx, c.MerchantID)
+	amount, exp := payd.Money(5000), clock.Now().Add(time.Hour)
+	r, err := payd.NewRTP(payd.RTPInput{Alias: "37369112221", Amount: &amount, ExpiresAt: &exp, Currency: "MDL", Description: "x", CallbackURL: url}, m.ID, clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateRTP(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	_, p, err := s.AcceptRTP(ctx, m, r.ID, nil, clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, p
+}
+
+func newDelivery(s *sqlstore.Store, clock payd.Clock, owner string) *Delivery {
+	return &Delivery{Store: s, Client: webhook.NewClient(true), Clock: clock, Owner: owner,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Jitter: func() float64 { return 0 }}
+}
+
+func TestDeliveryRetriesOnScheduleWithTheSamePayload(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
+		clock := payd.NewFakeClock(storetest.Epoch)
+		rcv := newReceiver(t, 500, 500)
+		m, p := acceptedRTP(t, s, clock, rcv.srv.URL+"/cb")
+		d := newDelivery(s, clock, "a")
+		steps := []struct {
+			advance time.Duration
+			want    int // deliveries made so far
+		}{
+			{0, 1}, {9 * time.Second, 1}, {time.Second, 2}, {59 * time.Second, 2}, {time.Second, 3}, {time.Hour, 3},
+		}
+		for i, st := range steps {
+			clock.Advance(st.advance)
+			if _, err := d.RunOnce(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if got := rcv.count(); got != st.want {
+				t.Fatalf("step %d: %d attempts, want %d", i, got, st.want)
+			}
+		}
+		for i, req := range rcv.got {
+			if rcv.bodies[i] != rcv.bodies[0] || req.Header.Get("X-Signature") != rcv.got[0].Header.Get("X-Signature") ||
+				req.Header.Get("X-Callback-Id") != rcv.got[0].Header.Get("X-Callback-Id") ||
+				req.Header.Get("X-Signature-Timestamp") != rcv.got[0].Header.Get("X-Signature-Timestamp") {
+				t.Errorf("attempt %d differs from the first", i+1)
+			}
+			if req.Header.Get("X-Callback-Attempt") != []string{"1", "2", "3"}[i] || req.Method != "POST" {
+				t.Errorf("attempt %d: %s X-Callback-Attempt %s", i+1, req.Method, req.Header.Get("X-Callback-Attempt"))
+			}
+		}
+		// The body is the seed's callback, signed with the merchant's key.
+		want := payd.RTPAcceptedFields(&payd.RTP{ID: p.RTPID}, p).Body(m.SignatureKey)
+		if rcv.bodies[0] != string(want) {
+			t.Errorf("body\n got %s\nwant %s", rcv.bodies[0], want)
+		}
+		cbs, _ := s.Callbacks(ctx, payd.CallbackDelivered, 10)
+		if len(cbs) != 1 || cbs[0].Attempts != 3 {
+			t.Fatalf("delivered callbacks = %+v", cbs)
+		}
+		atts, _ := s.CallbackAttempts(ctx, cbs[0].ID)
+		if len(atts) != 3 || atts[0].StatusCode != 500 || atts[2].StatusCode != 200 || !atts[1].StartedAt.Equal(storetest.Epoch.Add(10*time.Second)) {
+			t.Errorf("attempts = %+v", atts)
+		}
+	})
+}
+
+func TestDeliveryGivesUpAfterTheScheduleAndResendRestartsIt(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
+		clock := payd.NewFakeClock(storetest.Epoch)
+		fails := make([]int, 9)
+		for i := range fails {
+			fails[i] = 503
+		}
+		rcv := newReceiver(t, fails...)
+		acceptedRTP(t, s, clock, rcv.srv.URL)
+		d := newDelivery(s, clock, "a")
+		d.RunOnce(ctx)
+		for _, delay := range DefaultSchedule {
+			clock.Advance(delay)
+			d.RunOnce(ctx)
+		}
+		if rcv.count() != 8 {
+			t.Fatalf("%d attempts, want 8", rcv.count())
+		}
+		failed, _ := s.Callbacks(ctx, payd.CallbackFailed, 10)
+		if len(failed) != 1 || failed[0].Attempts != 8 {
+			t.Fatalf("failed = %+v", failed)
+		}
+		clock.Advance(1000 * time.Hour)
+		d.RunOnce(ctx)
+		if rcv.count() != 8 {
+			t.Error("a failed callback was attempted again")
+		}
+		if err := s.ResendCallback(ctx, failed[0].ID, clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+		d.RunOnce(ctx) // attempt 9: 503, next in 10 s again
+		clock.Advance(10 * time.Second)
+		d.RunOnce(ctx) // attempt 10: 200
+		if rcv.count() != 10 || rcv.got[9].Header.Get("X-Callback-Attempt") != "10" {
+			t.Errorf("after resend: %d attempts", rcv.count())
+		}
+		if cb, _ := s.Callback(ctx, failed[0].ID); cb.State != payd.CallbackDelivered {
+			t.Errorf("state after resend = %s", cb.State)
+		}
+		if err := s.ResendCallback(ctx, failed[0].ID, clock.Now()); err != payd.ErrConflict {
+			t.Errorf("resend of a delivered callback: %v", err)
+		}
+	})
+}
+
+func TestDeliveryLeases(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
+		clock := payd.NewFakeClock(storetest.Epoch)
+		acceptedRTP(t, s, clock, "http://127.0.0.1:1/cb")
+		a, err := s.ClaimCallbacks(ctx, "a", clock.Now(), 30*time.Second, 10)
+		if err != nil || len(a) != 1 {
+			t.Fatalf("claim a = %v, %v", a, err)
+		}
+		if b, _ := s.ClaimCallbacks(ctx, "b", clock.Now().Add(29*time.Second), 30*time.Second, 10); len(b) != 0 {
+			t.Errorf("b claimed a leased callback")
+		}
+		// A crashed owner's lease runs out and another instance takes over;
+		// the late owner can no longer record its attempt.
+		b, _ := s.ClaimCallbacks(ctx, "b", clock.Now().Add(30*time.Second), 30*time.Second, 10)
+		if len(b) != 1 {
+			t.Fatalf("b did not take over the expired lease")
+		}
+		if err := s.RecordAttempt(ctx, a[0], "a", sqlstore.Attempt{Number: 1, StartedAt: clock.Now(), StatusCode: 200}, time.Time{}); err != payd.ErrConflict {
+			t.Errorf("stale owner recorded: %v", err)
+		}
+		if err := s.RecordAttempt(ctx, b[0], "b", sqlstore.Attempt{Number: 1, StartedAt: clock.Now(), StatusCode: 200}, time.Time{}); err != nil {
+			t.Errorf("owner could not record: %v", err)
+		}
+	})
+}
+
+func TestJitterOnlyLengthens(t *testing.T) {
+	d := &Delivery{}
+	d.defaults()
+	now := storetest.Epoch
+	for i := 0; i < 1000; i++ {
+		next := d.nextAttempt(2, now)
+		if delay := next.Sub(now); delay < 60*time.Second || delay > 66*time.Second {
+			t.Fatalf("delay %v outside [60s, 66s]", delay)
+		}
+	}
+	if !d.nextAttempt(8, now).IsZero() {
+		t.Error("an 8th failure was rescheduled")
+	}
+}
