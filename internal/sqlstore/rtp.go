@@ -222,8 +222,8 @@ var rtpSortCols = map[string]string{
 	"orderId": "order_id", "amount": "amount", "createdAt": "created_at", "expiresAt": "expires_at",
 }
 
-// RTPs lists the RTPs matching f as of now and counts all matches.
-func (s *Store) RTPs(ctx context.Context, f payd.RTPFilter, now time.Time) ([]*payd.RTP, int, error) {
+// rtpListQueries builds the count and page queries of the RTP list.
+func (s *Store) rtpListQueries(f payd.RTPFilter, now time.Time) (countQ string, countArgs []any, listQ string, listArgs []any) {
 	var w where
 	w.add("merchant_id = ?", f.MerchantID)
 	w.opt("id = ?", f.RTPID)
@@ -252,15 +252,11 @@ func (s *Store) RTPs(ctx context.Context, f payd.RTPFilter, now time.Time) ([]*p
 		}
 		w.conds = append(w.conds, "("+strings.Join(ors, " OR ")+")")
 	}
-	total, err := s.count(ctx, "SELECT COUNT(*) FROM rtps"+w.sql(), w.args)
-	if err != nil {
-		return nil, 0, fmt.Errorf("count rtps: %w", err)
-	}
-	args := w.args
+	listArgs = w.args
 	var order string
 	if f.SortBy == "status" {
 		order = orderBy(rtpStatusExpr, false, f.Desc, "created_at", "id")
-		args = append(append([]any{}, args...), ms(now))
+		listArgs = append(append([]any{}, listArgs...), ms(now))
 	} else {
 		col := rtpSortCols[f.SortBy]
 		if col == "" {
@@ -268,7 +264,18 @@ func (s *Store) RTPs(ctx context.Context, f payd.RTPFilter, now time.Time) ([]*p
 		}
 		order = orderBy(col, col == "order_id", f.Desc, "created_at", "id")
 	}
-	rows, err := s.query(ctx, "SELECT "+rtpCols+" FROM rtps"+w.sql()+order+s.limit(f.Count, f.Offset), args...)
+	return "SELECT COUNT(*) FROM rtps" + w.sql(), w.args,
+		"SELECT " + rtpCols + " FROM rtps" + w.sql() + order + s.limit(f.Count, f.Offset), listArgs
+}
+
+// RTPs lists the RTPs matching f as of now and counts all matches.
+func (s *Store) RTPs(ctx context.Context, f payd.RTPFilter, now time.Time) ([]*payd.RTP, int, error) {
+	countQ, countArgs, listQ, listArgs := s.rtpListQueries(f, now)
+	total, err := s.count(ctx, countQ, countArgs)
+	if err != nil {
+		return nil, 0, fmt.Errorf("count rtps: %w", err)
+	}
+	rows, err := s.query(ctx, listQ, listArgs...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list rtps: %w", err)
 	}
