@@ -136,7 +136,19 @@ func TestSmoke(t *testing.T) {
 	if status, _ := get(t, s.base+"/v2/rtp?count=10&offset=0", "bad-token"); status != 401 {
 		t.Errorf("bad token: %d, want 401", status)
 	}
+	// A second instance on the same database accepts the token, and so
+	// does a restarted one.
+	s2 := startServer(t, env)
+	if status, body := get(t, s2.base+"/v2/rtp?count=10&offset=0", tok); status != 200 {
+		t.Errorf("token on a second instance: %d %v", status, body)
+	}
 	s.shutdown(t)
+	s2.shutdown(t)
+	s3 := startServer(t, env)
+	if status, body := get(t, s3.base+"/v2/rtp?count=10&offset=0", tok); status != 200 {
+		t.Errorf("token after restart: %d %v", status, body)
+	}
+	s3.shutdown(t)
 }
 
 func TestFirstRunCreatesDemoMerchant(t *testing.T) {
