@@ -83,7 +83,10 @@ const (
 	TestQRPayer  = "TEST QR PAYMENT"
 )
 
-var aliasRE = regexp.MustCompile(`^373\d{8}$`)
+var (
+	aliasRE = regexp.MustCompile(`^373\d{8}$`)
+	ibanRE  = regexp.MustCompile(`^[A-Z]{2}\d{2}[A-Z0-9]{1,30}$`)
+)
 
 // RTP is a Request to Pay.
 type RTP struct {

@@ -28,6 +28,7 @@ type config struct {
 	TokenRateClient  int
 	TokenRateAddr    int
 	RefundDelay      time.Duration
+	QRInactivity     time.Duration
 	LogFormat        string
 	Instance         string
 }
@@ -83,6 +84,7 @@ var settings = []setting{
 	{"token-rate-client", "PAYD_TOKEN_RATE_CLIENT", "20", "token requests per minute per clientId", intSetting(func(c *config) *int { return &c.TokenRateClient })},
 	{"token-rate-addr", "PAYD_TOKEN_RATE_ADDR", "60", "token requests per minute per source address", intSetting(func(c *config) *int { return &c.TokenRateAddr })},
 	{"refund-delay", "PAYD_REFUND_DELAY", "1s", "sandbox refund processing time", durationSetting(func(c *config) *time.Duration { return &c.RefundDelay })},
+	{"qr-inactivity", "PAYD_QR_INACTIVITY", "720h", "idle period after which Static and Hybrid QRs become Inactive", durationSetting(func(c *config) *time.Duration { return &c.QRInactivity })},
 	{"log-format", "PAYD_LOG_FORMAT", "text", "text or json", func(c *config, v string) error { c.LogFormat = v; return nil }},
 	{"instance", "PAYD_INSTANCE", "", "this instance's name in leases (default host:pid)", func(c *config, v string) error { c.Instance = v; return nil }},
 }

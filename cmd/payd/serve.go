@@ -53,6 +53,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer store.Close()
+	store.SetQRInactivity(c.QRInactivity)
 
 	ln, err := net.Listen("tcp", c.Addr)
 	if err != nil {

@@ -10,6 +10,21 @@ func (s *Server) routes(pages http.Handler) {
 
 	m.Handle("POST /v2/auth/token", s.api(areaAuth, token, s.handleToken))
 
+	// The QR area, also served under the /v2/mia alias (spec §0.1).
+	for _, p := range []string{"/v2/instant", "/v2/mia"} {
+		m.Handle("POST "+p+"/qr", s.api(areaQR, authed, s.handleQRCreate))
+		m.Handle("POST "+p+"/qr/hybrid", s.api(areaQR, authed, s.handleQRHybridCreate))
+		m.Handle("GET "+p+"/qr/{qrId}", s.api(areaQR, authed, s.handleQRGet))
+		m.Handle("POST "+p+"/qr/{qrId}/cancel", s.api(areaQR, authed, s.handleQRCancel))
+		m.Handle("POST "+p+"/qr/{qrId}/extension", s.api(areaQR, authed, s.handleExtensionCreate))
+		m.Handle("POST "+p+"/qr/{qrId}/extension/cancel", s.api(areaQR, authed, s.handleExtensionCancel))
+		m.Handle("GET "+p+"/qr", s.api(areaQR, authed, s.handleQRList))
+		m.Handle("GET "+p+"/qr/extension", s.api(areaQR, authed, s.handleExtensionList))
+		m.Handle("GET "+p+"/payments/{payId}", s.api(areaPayments, authed, s.handleQRPaymentGet))
+		m.Handle("GET "+p+"/payments", s.api(areaPayments, authed, s.handleQRPaymentList))
+		m.Handle("POST "+p+"/test-pay", s.api(areaQR, sandbox, s.handleTestPay))
+	}
+
 	m.Handle("POST /v2/rtp", s.api(areaRTP, authed, s.handleRTPCreate))
 	m.Handle("GET /v2/rtp/{id}", s.api(areaRTP, authed, s.handleRTPGet))
 	m.Handle("POST /v2/rtp/{id}/cancel", s.api(areaRTP, authed, s.handleRTPCancel))

@@ -153,3 +153,127 @@ func refundRecordOf(r *payd.Refund) refundRecord {
 	return refundRecord{ID: r.ID, PaymentID: r.PaymentID, RefundType: r.Type(), Amount: r.Amount, Currency: r.Currency,
 		RefundReason: r.Reason, ExecutedAt: nullTime(r.ExecutedAt), Status: string(r.Status)}
 }
+
+type qrCreated struct {
+	QRID      string   `json:"qrId"`
+	OrderID   string   `json:"orderId,omitempty"`
+	Type      string   `json:"type"`
+	URL       string   `json:"url"`
+	ExpiresAt wireTime `json:"expiresAt,omitzero"`
+}
+
+type hybridCreated struct {
+	QRID        string `json:"qrId"`
+	ExtensionID string `json:"extensionId,omitempty"`
+	URL         string `json:"url"`
+}
+
+type extensionRef struct {
+	ExtensionID string `json:"extensionId"`
+}
+
+// qrRecord is the QR details record and list item (spec §2.9).
+type qrRecord struct {
+	QRID        string      `json:"qrId"`
+	Type        string      `json:"type"`
+	Status      string      `json:"status"`
+	URL         string      `json:"url"`
+	ExtensionID string      `json:"extensionId,omitempty"`
+	OrderID     string      `json:"orderId,omitempty"`
+	Description string      `json:"description,omitempty"`
+	CallbackURL string      `json:"callbackUrl,omitempty"`
+	RedirectURL string      `json:"redirectUrl,omitempty"`
+	AmountType  string      `json:"amountType"`
+	Currency    string      `json:"currency"`
+	TerminalID  string      `json:"terminalId,omitempty"`
+	Amount      *payd.Money `json:"amount,omitempty"`
+	AmountMin   *payd.Money `json:"amountMin,omitempty"`
+	AmountMax   *payd.Money `json:"amountMax,omitempty"`
+	CreatedAt   wireTime    `json:"createdAt"`
+	UpdatedAt   wireTime    `json:"updatedAt"`
+	ExpiresAt   wireTime    `json:"expiresAt,omitzero"`
+}
+
+func (s *Server) qrRecord(q *payd.QR) qrRecord {
+	r := qrRecord{
+		QRID: q.ID, Type: string(q.Type), Status: string(q.Status), URL: s.qrURL(q.ID), ExtensionID: q.ExtensionID,
+		OrderID: q.OrderID, Description: q.Description, CallbackURL: q.CallbackURL, RedirectURL: q.RedirectURL,
+		AmountType: string(q.AmountType), Currency: q.Currency, TerminalID: q.TerminalID,
+		Amount: q.Amounts.Amount, AmountMin: q.Amounts.Min, AmountMax: q.Amounts.Max,
+		CreatedAt: wireTime(q.CreatedAt), UpdatedAt: wireTime(q.UpdatedAt),
+	}
+	if q.Type != payd.QRStatic {
+		r.ExpiresAt = wireTime(q.ExpiresAt)
+	}
+	return r
+}
+
+type extensionRecord struct {
+	ExtensionID string      `json:"extensionId"`
+	QRID        string      `json:"qrId"`
+	Status      string      `json:"status"`
+	Amount      *payd.Money `json:"amount,omitempty"`
+	AmountMin   *payd.Money `json:"amountMin,omitempty"`
+	AmountMax   *payd.Money `json:"amountMax,omitempty"`
+	Description string      `json:"description"`
+	OrderID     string      `json:"orderId,omitempty"`
+	CallbackURL string      `json:"callbackUrl,omitempty"`
+	RedirectURL string      `json:"redirectUrl,omitempty"`
+	CreatedAt   wireTime    `json:"createdAt"`
+	UpdatedAt   wireTime    `json:"updatedAt"`
+	ExpiresAt   wireTime    `json:"expiresAt"`
+}
+
+func extensionRecordOf(x *payd.Extension) extensionRecord {
+	return extensionRecord{
+		ExtensionID: x.ID, QRID: x.QRID, Status: string(x.Status), Amount: x.Amounts.Amount, AmountMin: x.Amounts.Min,
+		AmountMax: x.Amounts.Max, Description: x.Description, OrderID: x.OrderID, CallbackURL: x.CallbackURL,
+		RedirectURL: x.RedirectURL, CreatedAt: wireTime(x.CreatedAt), UpdatedAt: wireTime(x.UpdatedAt), ExpiresAt: wireTime(x.ExpiresAt),
+	}
+}
+
+type testPayResult struct {
+	QRID         string     `json:"qrId"`
+	QRStatus     string     `json:"qrStatus"`
+	OrderID      string     `json:"orderId,omitempty"`
+	PayID        string     `json:"payId"`
+	Amount       payd.Money `json:"amount"`
+	Commission   payd.Money `json:"commission"`
+	Currency     string     `json:"currency"`
+	PayerName    string     `json:"payerName"`
+	PayerIBAN    string     `json:"payerIban"`
+	ExecutedAt   wireTime   `json:"executedAt"`
+	SignatureKey string     `json:"signatureKey"`
+}
+
+// qrPayment is the QR-area payment record (spec §2.12).
+type qrPayment struct {
+	PayID       string     `json:"payId"`
+	ReferenceID string     `json:"referenceId"`
+	QRID        string     `json:"qrId"`
+	ExtensionID string     `json:"extensionId,omitempty"`
+	OrderID     string     `json:"orderId,omitempty"`
+	Amount      payd.Money `json:"amount"`
+	Commission  payd.Money `json:"commission"`
+	Currency    string     `json:"currency"`
+	Description string     `json:"description,omitempty"`
+	PayerName   string     `json:"payerName,omitempty"`
+	PayerIBAN   string     `json:"payerIban,omitempty"`
+	Status      string     `json:"status"`
+	ExecutedAt  wireTime   `json:"executedAt"`
+	RefundedAt  wireTime   `json:"refundedAt,omitzero"`
+	TerminalID  string     `json:"terminalId,omitempty"`
+}
+
+func qrPaymentOf(p *payd.Payment) qrPayment {
+	r := qrPayment{
+		PayID: p.ID, ReferenceID: p.ReferenceNumber, QRID: p.QRID, ExtensionID: p.ExtensionID, OrderID: p.OrderID,
+		Amount: p.Amount, Commission: p.Commission, Currency: p.Currency, Description: p.Description,
+		PayerName: p.SenderName, PayerIBAN: p.SenderIBAN, Status: p.QRStatus(), ExecutedAt: wireTime(p.ExecutedAt),
+		TerminalID: p.TerminalID,
+	}
+	if r.Status == payd.PaymentRefunded {
+		r.RefundedAt = wireTime(p.LastRefundedAt)
+	}
+	return r
+}

@@ -46,6 +46,8 @@ type Store struct {
 	// notify is called after a transaction that queued callbacks or
 	// refunds commits, so the background loops can start at once.
 	notify func()
+	// inactivity is PAYD_QR_INACTIVITY (0: the 30-day default).
+	inactivity time.Duration
 }
 
 // Open connects to the database named by url: "postgres://…" or

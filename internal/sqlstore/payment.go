@@ -114,6 +114,7 @@ type PaymentFilter struct {
 	ProviderType    string
 	Currency        string
 	Statuses        []string // payments-area statuses
+	QRStatus        string   // QR-area status: Executed (not fully refunded) or Refunded
 	AmountFrom      *payd.Money
 	AmountTo        *payd.Money
 	ExecutedFrom    *time.Time
@@ -128,6 +129,7 @@ var paymentSort = map[string]string{
 	"orderId": "p.order_id", "amount": "p.amount", "executedAt": "p.executed_at", "currency": "p.currency",
 	"referenceNumber": "p.reference_number", "terminalId": "p.terminal_id",
 	"status":       "CASE WHEN p.failed = 1 THEN 'Failed' WHEN p.refunded = p.amount THEN 'Refunded' WHEN p.refunded > 0 THEN 'PartiallyRefunded' ELSE 'Executed' END",
+	"qrStatus":     "CASE WHEN p.refunded = p.amount THEN 'Refunded' ELSE 'Executed' END",
 	"type":         "CASE p.kind WHEN 'card' THEN 'MMC' ELSE 'MIA' END",
 	"providerType": "CASE p.kind WHEN 'qr' THEN 'QR' WHEN 'rtp' THEN 'RTP' ELSE 'MMC' END",
 }
@@ -180,6 +182,12 @@ func (s *Store) Payments(ctx context.Context, f PaymentFilter) ([]*payd.Payment,
 			}
 		}
 		w.add("(" + strings.Join(ors, " OR ") + ")")
+	}
+	switch f.QRStatus {
+	case payd.PaymentRefunded:
+		w.add("p.refunded = p.amount")
+	case payd.PaymentExecuted:
+		w.add("p.refunded < p.amount")
 	}
 	if f.AmountFrom != nil {
 		w.add("p.amount >= ?", int64(*f.AmountFrom))

@@ -44,10 +44,13 @@ func New(cfg Config, store *sqlstore.Store, clock payd.Clock, log *slog.Logger) 
 	p := &Pages{cfg: cfg, store: store, clock: clock, log: log, mux: http.NewServeMux()}
 	p.tmpl = template.Must(template.New("").Funcs(template.FuncMap{
 		"money": func(m payd.Money) string { return m.String() },
+		"deref": func(m *payd.Money) payd.Money { return *m },
 	}).ParseFS(templateFS, "templates/*.html"))
 	p.mux.HandleFunc("GET /rtp/{id}", p.rtpPage)
 	p.mux.HandleFunc("POST /rtp/{id}/accept", p.rtpDecide)
 	p.mux.HandleFunc("POST /rtp/{id}/reject", p.rtpDecide)
+	p.mux.HandleFunc("GET /qr/{id}", p.qrImageOrPage)
+	p.mux.HandleFunc("POST /qr/{id}/pay", p.qrPay)
 	p.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { p.plain(w, http.StatusNotFound, "Not found.") })
 	return p
 }

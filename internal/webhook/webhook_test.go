@@ -122,4 +122,3 @@ func TestSendTimesOut(t *testing.T) {
 		t.Errorf("slow receiver = %+v after %v", res, time.Since(start))
 	}
 }
-

@@ -39,8 +39,13 @@ func (e *Expiry) RunOnce(ctx context.Context) (int, error) {
 	if e.Batch == 0 {
 		e.Batch = 500
 	}
-	n, err := e.Store.ExpireRTPs(ctx, e.Clock.Now(), e.Batch)
-	return int(n), err
+	now := e.Clock.Now()
+	n, err := e.Store.ExpireRTPs(ctx, now, e.Batch)
+	if err != nil {
+		return int(n), err
+	}
+	k, err := e.Store.ExpireQRs(ctx, now, e.Batch)
+	return int(n + k), err
 }
 
 // AutoDecisions plays the payer of the sandbox's auto-accept and
