@@ -27,7 +27,11 @@ func (s *Server) handleQRCreate(c *call) error {
 	if err != nil {
 		return err
 	}
-	in := payd.QRInput{Type: o.str("type"), AmountType: o.str("amountType"), Currency: o.str("currency"),
+	typ := o.str("type")
+	if typ == string(payd.QRStatic) {
+		delete(o.fields, "expiresAt") // a Static QR has no expiry; one sent is ignored
+	}
+	in := payd.QRInput{Type: typ, AmountType: o.str("amountType"), Currency: o.str("currency"),
 		TerminalID: o.str("terminalId"), Ext: terms(o)}
 	if err := o.err(in.ValidateQR(c.now, s.urls())); err != nil {
 		return err
