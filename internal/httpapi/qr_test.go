@@ -255,6 +255,20 @@ func TestQRStatusTransitions(t *testing.T) {
 			t.Errorf("cancel = %s", r.body)
 		}
 		e.pay(d3, 5).wantError(409, payd.CodeQRState)
+		// Static cancel; Hybrid cancel from Expired (its extension expired).
+		sc := static()
+		e.as("POST", "/v2/instant/qr/"+sc+"/cancel", map[string]any{"reason": "x"}).wantOK()
+		e.pay(sc, 5).wantError(409, payd.CodeQRState)
+		he := e.as("POST", "/v2/instant/qr/hybrid", map[string]any{"amountType": "Fixed", "currency": "MDL",
+			"extension": map[string]any{"amount": 3, "description": "d", "expiresAt": e.exp(2 * time.Minute)}}).wantOK().str("result.qrId")
+		e.clock.Advance(2 * time.Minute)
+		if st := status(he); st != "Expired" {
+			t.Errorf("hybrid after its extension expired = %s", st)
+		}
+		e.as("POST", "/v2/instant/qr/"+he+"/cancel", map[string]any{"reason": "x"}).wantOK()
+		if st := status(he); st != "Cancelled" {
+			t.Errorf("cancelled expired hybrid = %s", st)
+		}
 		// Static: paid many times within its range; Inactive after 30 idle days, counted from the last payment.
 		s := static()
 		e.pay(s, 1).wantOK()
@@ -296,7 +310,7 @@ func TestQRStatusTransitions(t *testing.T) {
 		if string(before.body) != string(after.body) {
 			t.Errorf("written state differs from the lazy view:\n%s\n%s", before.body, after.body)
 		}
-		for st, want := range map[string]int{"Paid": 1, "Expired": 1, "Cancelled": 1, "Inactive": 2, "active": 0} {
+		for st, want := range map[string]int{"Paid": 1, "Expired": 1, "Cancelled": 3, "Inactive": 2, "active": 0} {
 			if r := e.as("GET", "/v2/instant/qr?count=100&offset=0&status="+st, nil); int(r.num("result.totalCount")) != want {
 				t.Errorf("status=%s: %v, want %d", st, r.num("result.totalCount"), want)
 			}
@@ -527,5 +541,52 @@ func TestQRPage(t *testing.T) {
 		if status, _, _ := e.page(b, "POST", "/qr/"+id+"/pay", form, map[string]string{"Sec-Fetch-Site": "cross-site"}); status != 403 {
 			t.Errorf("cross-site pay: %d", status)
 		}
+	})
+}
+
+func TestQRList(t *testing.T) {
+	forEachEngine(t, testConfig(), func(t *testing.T, e *env) {
+		a := e.qr(map[string]any{"type": "Static", "amountType": "Fixed", "amount": 30, "currency": "MDL", "description": "Blue mug", "orderId": "b", "terminalId": "T1"})
+		e.clock.Advance(time.Second)
+		b := e.qr(map[string]any{"type": "Dynamic", "amountType": "Fixed", "amount": 10, "currency": "MDL", "description": "red cup", "orderId": "a", "expiresAt": e.exp(2 * time.Hour)})
+		e.clock.Advance(time.Second)
+		c := e.qr(map[string]any{"type": "Static", "amountType": "Free", "currency": "MDL", "description": "Tip jar"})
+		_, _, other := e.newMerchant(0)
+		e.call("POST", "/v2/instant/qr", map[string]any{"type": "Static", "amountType": "Free", "currency": "MDL", "description": "x"}, other).wantOK()
+		check := func(q string, want ...string) {
+			t.Helper()
+			r := e.as("GET", "/v2/instant/qr?"+q, nil).wantOK()
+			var got []string
+			items, _ := r.get("result.items").([]any)
+			for _, it := range items {
+				got = append(got, it.(map[string]any)["qrId"].(string))
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%s: %v, want %v", q, got, want)
+			}
+		}
+		check("count=10&offset=0", a, b, c)
+		check("count=10&offset=0&order=desc", c, b, a)
+		check("count=1&offset=1", b)
+		check("count=10&offset=0&sortBy=orderId", c, b, a)
+		check("count=10&offset=0&sortBy=OrderId&order=desc", c, a, b)
+		check("count=10&offset=0&sortBy=type", b, a, c) // byte order: Dynamic < Static
+		check("count=10&offset=0&sortBy=amountType", a, b, c)
+		check("count=10&offset=0&sortBy=expiresAt", a, c, b)
+		check("count=10&offset=0&amountFrom=20", a)
+		check("count=10&offset=0&amountTo=20", b)
+		check("count=10&offset=0&description=CU", b)
+		check("count=10&offset=0&terminalId=T1", a)
+		check("count=10&offset=0&orderId=a", b)
+		check("count=10&offset=0&type=Static", a, c)
+		check("count=10&offset=0&amountType=free", c)
+		check("count=10&offset=0&qrId="+b, b)
+		check("count=10&offset=0&createdAtFrom="+url.QueryEscape(payd.FormatTime(e.clock.Now().Add(-time.Second))), b, c)
+		check("count=10&offset=0&expiresAtTo="+url.QueryEscape(e.exp(3*time.Hour)), b)
+		e.as("GET", "/v2/instant/qr?offset=0", nil).wantError(400, payd.CodeInvalidParameter)
+		e.as("GET", "/v2/instant/qr?count=1&offset=0&amountType=Some", nil).wantError(400, payd.CodeInvalidParameter)
+		e.as("GET", "/v2/instant/qr?count=1&offset=0&order=sideways", nil).wantError(400, payd.CodeQRSorting)
+		e.as("GET", "/v2/mia/qr/extension?count=1&offset=0", nil).wantOK()
+		e.as("GET", "/v2/instant/qr/extension?count=1&offset=0&sortBy=type", nil).wantError(400, payd.CodeQRSorting)
 	})
 }
