@@ -29,6 +29,8 @@ type config struct {
 	TokenRateAddr    int
 	RefundDelay      time.Duration
 	QRInactivity     time.Duration
+	CheckoutLife     time.Duration
+	Currencies       []string
 	LogFormat        string
 	Instance         string
 }
@@ -85,6 +87,18 @@ var settings = []setting{
 	{"token-rate-addr", "PAYD_TOKEN_RATE_ADDR", "60", "token requests per minute per source address", intSetting(func(c *config) *int { return &c.TokenRateAddr })},
 	{"refund-delay", "PAYD_REFUND_DELAY", "1s", "sandbox refund processing time", durationSetting(func(c *config) *time.Duration { return &c.RefundDelay })},
 	{"qr-inactivity", "PAYD_QR_INACTIVITY", "720h", "idle period after which Static and Hybrid QRs become Inactive", durationSetting(func(c *config) *time.Duration { return &c.QRInactivity })},
+	{"checkout-lifetime", "PAYD_CHECKOUT_LIFETIME", "25m", "how long a checkout session lives", durationSetting(func(c *config) *time.Duration { return &c.CheckoutLife })},
+	{"checkout-currencies", "PAYD_CHECKOUT_CURRENCIES", "MDL", "accepted checkout currencies (of MDL, EUR, USD)", func(c *config, v string) error {
+		c.Currencies = nil
+		for _, p := range strings.Split(v, ",") {
+			p = strings.TrimSpace(p)
+			if p != "MDL" && p != "EUR" && p != "USD" {
+				return fmt.Errorf("checkout currency %q is not MDL, EUR or USD", p)
+			}
+			c.Currencies = append(c.Currencies, p)
+		}
+		return nil
+	}},
 	{"log-format", "PAYD_LOG_FORMAT", "text", "text or json", func(c *config, v string) error { c.LogFormat = v; return nil }},
 	{"instance", "PAYD_INSTANCE", "", "this instance's name in leases (default host:pid)", func(c *config, v string) error { c.Instance = v; return nil }},
 }

@@ -82,7 +82,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	api := httpapi.New(httpapi.Config{
 		Sandbox: c.sandbox(), PublicURL: c.PublicURL, TokenTTL: c.TokenTTL, MaxBodyBytes: c.MaxBodyBytes,
 		AllowHTTPURLs: c.AllowHTTPURLs, TokenRateClient: c.TokenRateClient, TokenRateAddr: c.TokenRateAddr,
-		RefundDelay: c.RefundDelay, Version: version,
+		RefundDelay: c.RefundDelay, CheckoutLife: c.CheckoutLife, Currencies: c.Currencies, Version: version,
 	}, store, clock, log, pages)
 
 	srv := &http.Server{

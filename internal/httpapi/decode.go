@@ -107,6 +107,8 @@ type object struct {
 	a      area
 	fields map[string]json.RawMessage
 	errs   payd.Errors
+	prefix string  // path of a nested object ("orderInfo.")
+	parent *object // where a nested object's errors go
 }
 
 // parseObject parses a body that must be a JSON object. required says
@@ -139,8 +141,16 @@ func (o *object) raw(name string) (json.RawMessage, bool) {
 }
 
 func (o *object) typeError(name, want string) {
-	if !o.errs.Has(name) {
-		o.errs = append(o.errs, o.a.invalidField(name, "must be "+want))
+	o.fail(o.a.invalidField(o.prefix+name, "must be "+want))
+}
+
+// fail records a field error, in the outermost object.
+func (o *object) fail(e *payd.Error) {
+	for o.parent != nil {
+		o = o.parent
+	}
+	if p := e.Args["parameter"]; p == "" || !o.errs.Has(p) {
+		o.errs = append(o.errs, e)
 	}
 }
 
@@ -173,9 +183,7 @@ func (o *object) money(name string) *payd.Money {
 	}
 	m, err := payd.ParseMoney(string(v))
 	if err != nil {
-		if !o.errs.Has(name) {
-			o.errs = append(o.errs, o.a.invalidField(name, err.Error()))
-		}
+		o.fail(o.a.invalidField(o.prefix+name, err.Error()))
 		return nil
 	}
 	return &m
@@ -189,9 +197,7 @@ func (o *object) time(name string) (*time.Time, string) {
 	}
 	t, err := payd.ParseTime(s)
 	if err != nil {
-		if !o.errs.Has(name) {
-			o.errs = append(o.errs, o.a.invalidField(name, "must be an ISO 8601 datetime"))
-		}
+		o.fail(o.a.invalidField(o.prefix+name, "must be an ISO 8601 datetime"))
 		return nil, s
 	}
 	return &t, s
@@ -228,4 +234,47 @@ func paramOf(e *payd.Error) string {
 		return "currency"
 	}
 	return e.Args["parameter"]
+}
+
+// sub parses a nested object field; a non-object is a type error. Its
+// errors name fields by their path and are collected into o.
+func (o *object) sub(name string, raw json.RawMessage) *object {
+	var fields map[string]json.RawMessage
+	if raw[0] != '{' || json.Unmarshal(raw, &fields) != nil {
+		o.typeError(name, "an object")
+		return nil
+	}
+	return &object{a: o.a, fields: fields, prefix: o.prefix + name + ".", parent: o}
+}
+
+// integer reads a whole number.
+func (o *object) integer(name string) *int {
+	v, ok := o.raw(name)
+	if !ok {
+		return nil
+	}
+	n, err := strconv.Atoi(string(v))
+	if err != nil {
+		o.typeError(name, "an integer")
+		return nil
+	}
+	return &n
+}
+
+// quantity reads a positive-or-not number with at most 3 decimals.
+func (o *object) quantity(name string) *payd.Quantity {
+	v, ok := o.raw(name)
+	if !ok {
+		return nil
+	}
+	if c := v[0]; c != '-' && (c < '0' || c > '9') {
+		o.typeError(name, "a number")
+		return nil
+	}
+	q, err := payd.ParseQuantity(string(v))
+	if err != nil {
+		o.typeError(name, "a number with at most 3 decimals")
+		return nil
+	}
+	return &q
 }

@@ -287,7 +287,7 @@ func payInput(o *object) payd.PayInput {
 // PayQR pays a QR (test-pay); a checkout's QR completes its checkout in the
 // same transaction once the checkout area exists.
 func (s *Server) PayQR(ctx context.Context, m *payd.Merchant, in payd.PayInput, now time.Time) (*payd.QR, *payd.Payment, error) {
-	return s.store.PayQR(ctx, m, in, now, nil)
+	return s.store.PayQR(ctx, m, in, now)
 }
 
 // handleQRPaymentGet is GET /v2/instant/payments/{payId}.

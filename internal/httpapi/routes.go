@@ -33,6 +33,11 @@ func (s *Server) routes(pages http.Handler) {
 	m.Handle("POST /v2/rtp/{id}/test-accept", s.api(areaRTP, sandbox, s.handleRTPTestAccept))
 	m.Handle("POST /v2/rtp/{id}/test-reject", s.api(areaRTP, sandbox, s.handleRTPTestReject))
 
+	m.Handle("POST /v2/checkouts", s.api(areaCheckout, authed, s.handleCheckoutCreate))
+	m.Handle("POST /v2/checkouts/{id}/cancel", s.api(areaCheckout, authed, s.handleCheckoutCancel))
+	m.Handle("GET /v2/checkouts/{id}", s.api(areaCheckout, authed, s.handleCheckoutGet))
+	m.Handle("GET /v2/checkouts", s.api(areaCheckout, authed, s.handleCheckoutList))
+
 	m.Handle("GET /v2/payments/{id}", s.api(areaPayments, authed, s.handlePaymentGet))
 	m.Handle("GET /v2/payments", s.api(areaPayments, authed, s.handlePaymentList))
 	m.Handle("POST /v2/payments/{payId}/refund", s.api(areaPayments, authed, s.handleRefund))

@@ -25,6 +25,8 @@ type Config struct {
 	TokenRateClient int // token requests per minute per clientId
 	TokenRateAddr   int // token requests per minute per source address
 	RefundDelay     time.Duration
+	CheckoutLife    time.Duration // checkout expiresAt = createdAt + this
+	Currencies      []string      // accepted checkout currencies
 	Version         string
 }
 
@@ -48,6 +50,12 @@ func (c Config) Defaults() Config {
 	}
 	if c.RefundDelay == 0 {
 		c.RefundDelay = time.Second
+	}
+	if c.CheckoutLife == 0 {
+		c.CheckoutLife = payd.DefaultCheckoutLifetime
+	}
+	if len(c.Currencies) == 0 {
+		c.Currencies = []string{"MDL"}
 	}
 	return c
 }

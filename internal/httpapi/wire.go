@@ -277,3 +277,132 @@ func qrPaymentOf(p *payd.Payment) qrPayment {
 	}
 	return r
 }
+
+type checkoutCreated struct {
+	CheckoutID  string `json:"checkoutId"`
+	CheckoutURL string `json:"checkoutUrl"`
+}
+
+type checkoutCancelled struct {
+	CheckoutID string `json:"checkoutId"`
+	Status     string `json:"status"`
+}
+
+// checkoutRecord is the checkout record with the seed's names and case
+// (CompletedAt, FailedAt, CancelledAt, PaymentId); every key is present.
+type checkoutRecord struct {
+	ID          string           `json:"id"`
+	CreatedAt   wireTime         `json:"createdAt"`
+	Status      string           `json:"status"`
+	Amount      payd.Money       `json:"amount"`
+	Currency    string           `json:"currency"`
+	CallbackURL *string          `json:"callbackUrl"`
+	SuccessURL  *string          `json:"successUrl"`
+	FailURL     *string          `json:"failUrl"`
+	Language    string           `json:"language"`
+	URL         string           `json:"url"`
+	Order       *wireOrder       `json:"order"`
+	Payer       *wirePayer       `json:"payer"`
+	ExpiresAt   wireTime         `json:"expiresAt"`
+	CompletedAt *wireTime        `json:"CompletedAt"`
+	FailedAt    *wireTime        `json:"FailedAt"`
+	CancelledAt *wireTime        `json:"CancelledAt"`
+	Payment     *checkoutPayment `json:"payment"`
+}
+
+type wireOrder struct {
+	ID               *string     `json:"id"`
+	Description      *string     `json:"description"`
+	Amount           *payd.Money `json:"amount"`
+	Currency         *string     `json:"currency"`
+	DeliveryAmount   *payd.Money `json:"deliveryAmount"`
+	DeliveryCurrency *string     `json:"deliveryCurrency"`
+	Date             *wireTime   `json:"date"`
+	OrderItems       []wireItem  `json:"orderItems"`
+}
+
+// wireQuantity renders a quantity as its shortest decimal number.
+type wireQuantity payd.Quantity
+
+func (q wireQuantity) MarshalJSON() ([]byte, error) { return []byte(payd.Quantity(q).String()), nil }
+
+type wireItem struct {
+	ExternalID   *string       `json:"externalId"`
+	Title        *string       `json:"title"`
+	Amount       *payd.Money   `json:"amount"`
+	Currency     *string       `json:"currency"`
+	Quantity     *wireQuantity `json:"quantity"`
+	DisplayOrder *int          `json:"displayOrder"`
+}
+
+type wirePayer struct {
+	Name      *string `json:"name"`
+	Email     *string `json:"email"`
+	Phone     *string `json:"phone"`
+	IP        *string `json:"ip"`
+	UserAgent *string `json:"userAgent"`
+}
+
+// checkoutPayment is the checkout record's payment: the payments-area
+// record's values under the seed's names.
+type checkoutPayment struct {
+	PaymentID             string     `json:"PaymentId"`
+	ExecutedAt            wireTime   `json:"executedAt"`
+	Status                string     `json:"status"`
+	Amount                payd.Money `json:"amount"`
+	Currency              string     `json:"currency"`
+	Type                  string     `json:"type"`
+	ProviderType          string     `json:"providerType"`
+	SenderName            *string    `json:"senderName"`
+	SenderIBAN            *string    `json:"senderIban"`
+	RecipientIBAN         *string    `json:"recipientIban"`
+	ReferenceNumber       string     `json:"referenceNumber"`
+	MCC                   string     `json:"mcc"`
+	OrderID               *string    `json:"orderId"`
+	TerminalID            *string    `json:"terminalId"`
+	RefundedAmount        payd.Money `json:"refundedAmount"`
+	PaymentMethod         *string    `json:"paymentMethod"`
+	ApprovalCode          *string    `json:"approvalCode"`
+	RequestedRefundAmount payd.Money `json:"requestedRefundAmount"`
+	FirstRefundedAt       *wireTime  `json:"firstRefundedAt"`
+	LastRefundedAt        *wireTime  `json:"lastRefundedAt"`
+	Note                  *string    `json:"note"`
+}
+
+func checkoutRecordOf(c *payd.Checkout, url string, p *payd.Payment) checkoutRecord {
+	r := checkoutRecord{
+		ID: c.ID, CreatedAt: wireTime(c.CreatedAt), Status: string(c.Status), Amount: c.Amount, Currency: c.Currency,
+		CallbackURL: nullStr(c.CallbackURL), SuccessURL: nullStr(c.SuccessURL), FailURL: nullStr(c.FailURL),
+		Language: c.Language, URL: url, ExpiresAt: wireTime(c.ExpiresAt),
+		CompletedAt: nullTime(c.CompletedAt), FailedAt: nullTime(c.FailedAt), CancelledAt: nullTime(c.CancelledAt),
+	}
+	if o := c.Order; o != nil {
+		wo := &wireOrder{ID: nullStr(o.ID), Description: nullStr(o.Description), Amount: o.Amount, Currency: nullStr(o.Currency),
+			DeliveryAmount: o.DeliveryAmount, DeliveryCurrency: nullStr(o.DeliveryCurrency), Date: nullTime(o.Date), OrderItems: []wireItem{}}
+		for _, it := range o.Items {
+			wi := wireItem{ExternalID: nullStr(it.ExternalID), Title: nullStr(it.Title), Amount: it.Amount,
+				Currency: nullStr(it.Currency), DisplayOrder: it.DisplayOrder}
+			if it.Quantity != nil {
+				q := wireQuantity(*it.Quantity)
+				wi.Quantity = &q
+			}
+			wo.OrderItems = append(wo.OrderItems, wi)
+		}
+		r.Order = wo
+	}
+	if p := c.Payer; p != nil {
+		r.Payer = &wirePayer{Name: nullStr(p.Name), Email: nullStr(p.Email), Phone: nullStr(p.Phone), IP: nullStr(p.IP), UserAgent: nullStr(p.UserAgent)}
+	}
+	if p != nil {
+		pr := paymentRecordOf(p)
+		r.Payment = &checkoutPayment{
+			PaymentID: pr.PaymentID, ExecutedAt: pr.ExecutedAt, Status: pr.Status, Amount: pr.Amount, Currency: pr.Currency,
+			Type: pr.Type, ProviderType: pr.ProviderType, SenderName: pr.SenderName, SenderIBAN: pr.SenderIBAN,
+			RecipientIBAN: pr.RecipientIBAN, ReferenceNumber: pr.ReferenceNumber, MCC: pr.MCC, OrderID: pr.OrderID,
+			TerminalID: pr.TerminalID, RefundedAmount: pr.RefundedAmount, PaymentMethod: nullStr(pr.PaymentMethod),
+			ApprovalCode: pr.ApprovalCode, RequestedRefundAmount: pr.RequestedRefundAmount,
+			FirstRefundedAt: pr.FirstRefundedAt, LastRefundedAt: pr.LastRefundedAt, Note: pr.Note,
+		}
+	}
+	return r
+}

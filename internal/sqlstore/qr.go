@@ -229,10 +229,9 @@ func (s *Store) CancelExtension(ctx context.Context, merchantID, id string, now 
 // PayQR executes a payment of a QR as a payer's bank would (test-pay and
 // the QR page's simulator): checks in the contract's order (existence,
 // payability, amount), then the payment, the QR's transition and the
-// qr.payment.executed callback in one transaction. onPaid, when set, runs
-// in the same transaction (a checkout completes there).
-func (s *Store) PayQR(ctx context.Context, m *payd.Merchant, in payd.PayInput, now time.Time,
-	onPaid func(ctx context.Context, t *tx, q *payd.QR, p *payd.Payment) (bool, error)) (*payd.QR, *payd.Payment, error) {
+// qr.payment.executed callback in one transaction; a checkout's QR also
+// completes its checkout there.
+func (s *Store) PayQR(ctx context.Context, m *payd.Merchant, in payd.PayInput, now time.Time) (*payd.QR, *payd.Payment, error) {
 	var p *payd.Payment
 	queued := false
 	q, err := s.updateQR(ctx, m.ID, in.QRID, now, func(t *tx, q *payd.QR) error {
@@ -262,8 +261,8 @@ func (s *Store) PayQR(ctx context.Context, m *payd.Merchant, in payd.PayInput, n
 				return err
 			}
 		}
-		if onPaid != nil {
-			q2, err := onPaid(ctx, t, q, p)
+		if q.CheckoutID != "" {
+			q2, err := t.completeCheckoutByQR(ctx, m, q, p, now)
 			queued = queued || q2
 			return err
 		}

@@ -201,7 +201,7 @@ func (p *Pages) qrPay(w http.ResponseWriter, r *http.Request) {
 		p.renderQR(w, r, http.StatusBadRequest, q, messages[lang]["form.invalid"]+" "+err.Error(), "", nil)
 		return
 	}
-	q2, pay, err := p.store.PayQR(r.Context(), m, in, p.clock.Now(), nil)
+	q2, pay, err := p.store.PayQR(r.Context(), m, in, p.clock.Now())
 	if err != nil {
 		var pe *payd.Error
 		switch {

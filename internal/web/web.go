@@ -51,6 +51,9 @@ func New(cfg Config, store *sqlstore.Store, clock payd.Clock, log *slog.Logger) 
 	p.mux.HandleFunc("POST /rtp/{id}/reject", p.rtpDecide)
 	p.mux.HandleFunc("GET /qr/{id}", p.qrImageOrPage)
 	p.mux.HandleFunc("POST /qr/{id}/pay", p.qrPay)
+	p.mux.HandleFunc("GET /checkout/{id}", p.checkoutPage)
+	p.mux.HandleFunc("POST /checkout/{id}/method", p.checkoutMethod)
+	p.mux.HandleFunc("POST /checkout/{id}/card", p.checkoutCard)
 	p.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { p.plain(w, http.StatusNotFound, "Not found.") })
 	return p
 }

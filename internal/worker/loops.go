@@ -45,7 +45,11 @@ func (e *Expiry) RunOnce(ctx context.Context) (int, error) {
 		return int(n), err
 	}
 	k, err := e.Store.ExpireQRs(ctx, now, e.Batch)
-	return int(n + k), err
+	if err != nil {
+		return int(n + k), err
+	}
+	j, err := e.Store.ExpireCheckouts(ctx, now, e.Batch)
+	return int(n + k + j), err
 }
 
 // AutoDecisions plays the payer of the sandbox's auto-accept and
