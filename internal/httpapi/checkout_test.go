@@ -191,7 +191,17 @@ func TestCheckoutTransitions(t *testing.T) {
 		}
 		e.as("POST", "/v2/checkouts/"+id+"/cancel", nil).wantError(409, payd.CodeCheckoutState)
 
-		// WaitingForInit → PaymentMethodSelected when a method is posted first; card approved → Completed.
+		// WaitingForInit → PaymentMethodSelected when a method is posted before the page was opened.
+		direct := e.checkout(nil)
+		pd := e.payer()
+		_, rtpPage, _ := e.page(pd.c, "GET", "/rtp/"+e.createRTP(nil), nil, nil) // any page sets the CSRF cookie
+		if status, _, _ := e.page(pd.c, "POST", "/checkout/"+direct+"/method", url.Values{"csrf": {csrfRE.FindStringSubmatch(rtpPage)[1]}, "method": {"Card"}}, nil); status != 303 {
+			t.Errorf("method before open: %d", status)
+		}
+		if s := e.checkoutStatus(direct); s != "PaymentMethodSelected" {
+			t.Errorf("method before open: %s", s)
+		}
+		// Card approved → Completed.
 		id2 := e.checkout(map[string]any{"orderInfo": nil})
 		p2 := e.payer()
 		status, _, _ = e.page(p2.c, "POST", "/checkout/"+id2+"/card", url.Values{"csrf": {p2.csrf(id2)}}, nil)
@@ -211,6 +221,9 @@ func TestCheckoutTransitions(t *testing.T) {
 		status, _, hdr = p2.card(id2, payd.ApprovedCard, payd.ApprovedCardExpiry, payd.ApprovedCardCVV)
 		if status != 303 || !strings.Contains(hdr.Get("Location"), "checkoutStatus=Completed") || strings.Contains(hdr.Get("Location"), "orderId") {
 			t.Errorf("approved card: %d %s", status, hdr.Get("Location"))
+		}
+		if at := e.dbText(); strings.Contains(at, payd.ApprovedCard) || !strings.Contains(at, "510218******1124") {
+			t.Error("the card number is stored beyond its mask")
 		}
 		rec = e.as("GET", "/v2/checkouts/"+id2, nil).wantOK()
 		if rec.str("result.payment.type") != "MMC" || rec.str("result.payment.paymentMethod") != "Card" || len(rec.str("result.payment.approvalCode")) != 6 ||

@@ -174,3 +174,16 @@ func TestTokenRateLimit(t *testing.T) {
 		e.call("POST", "/v2/auth/token", map[string]string{"clientId": e.creds.ClientID, "clientSecret": e.creds.ClientSecret}, "").wantOK()
 	})
 }
+
+func TestNoSecretOrTokenAtRest(t *testing.T) {
+	forEachEngine(t, testConfig(), func(t *testing.T, e *env) {
+		e.as("GET", "/v2/rtp?count=1&offset=0", nil).wantOK()
+		at := e.dbText()
+		if strings.Contains(at, e.creds.ClientSecret) || strings.Contains(at, e.token) {
+			t.Error("a client secret or an access token is stored in plain text")
+		}
+		if !strings.Contains(at, payd.HashSecret(e.creds.ClientSecret)) || !strings.Contains(at, payd.HashSecret(e.token)) {
+			t.Error("the hashes are not where the test expects them; it would not notice plain text")
+		}
+	})
+}

@@ -3,6 +3,8 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"database/sql"
+	"fmt"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -34,6 +36,46 @@ type env struct {
 	merchant *payd.Merchant
 	creds    *payd.Credentials
 	token    string
+	dbURL    string
+}
+
+// dbText returns every value stored in the database's payd tables, as
+// text, so tests can check what is (not) kept at rest.
+func (e *env) dbText() string {
+	e.t.Helper()
+	driver, dsn := "sqlite", strings.TrimPrefix(e.dbURL, "sqlite:")
+	if strings.HasPrefix(e.dbURL, "postgres") {
+		driver, dsn = "pgx", e.dbURL
+	}
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer db.Close()
+	var b strings.Builder
+	for _, table := range []string{"merchants", "tokens", "rtps", "payments", "refunds", "callbacks", "callback_attempts", "qrs", "qr_extensions", "checkouts"} {
+		rows, err := db.Query("SELECT * FROM " + table)
+		if err != nil {
+			e.t.Fatalf("%s: %v", table, err)
+		}
+		cols, _ := rows.Columns()
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			rows.Scan(ptrs...)
+			for _, v := range vals {
+				if bs, ok := v.([]byte); ok {
+					v = string(bs)
+				}
+				fmt.Fprintf(&b, "%v\n", v)
+			}
+		}
+		rows.Close()
+	}
+	return b.String()
 }
 
 var contractRouter = func() func(t *testing.T) routers.Router {
@@ -58,8 +100,10 @@ var contractRouter = func() func(t *testing.T) routers.Router {
 // forEachEngine runs f against a fresh env on SQLite and, when configured,
 // PostgreSQL.
 func forEachEngine(t *testing.T, cfg Config, f func(t *testing.T, e *env)) {
-	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
-		f(t, newEnv(t, s, cfg))
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, dbURL string) {
+		e := newEnv(t, s, cfg)
+		e.dbURL = dbURL
+		f(t, e)
 	})
 }
 
