@@ -153,7 +153,7 @@ func (c *call) run(o routeOpts, h func(*call) error) error {
 		}
 		c.body = b
 	}
-	return h(c)
+	return c.idempotent(h)
 }
 
 // object parses the JSON body (see parseObject).

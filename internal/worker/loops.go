@@ -93,16 +93,20 @@ func (a *AutoDecisions) RunOnce(ctx context.Context) (int, error) {
 	return done, nil
 }
 
-// Tokens deletes expired access tokens.
+// Tokens deletes expired access tokens and idempotency keys.
 type Tokens struct {
 	Store *sqlstore.Store
 	Clock payd.Clock
 }
 
-// RunOnce deletes the tokens that have expired.
+// RunOnce deletes the tokens and idempotency keys that have expired.
 func (t *Tokens) RunOnce(ctx context.Context) (int, error) {
 	n, err := t.Store.DeleteExpiredTokens(ctx, t.Clock.Now())
-	return int(n), err
+	if err != nil {
+		return int(n), err
+	}
+	k, err := t.Store.DeleteExpiredIdempotencyKeys(ctx, t.Clock.Now())
+	return int(n + k), err
 }
 
 // Intervals of the loops: well inside the contract's bounds (callbacks
