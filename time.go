@@ -80,7 +80,11 @@ func ParseTime(s string) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, ErrTimeFormat
 	}
-	return t.UTC().Truncate(time.Millisecond), nil
+	t = t.UTC().Truncate(time.Millisecond)
+	if y := t.Year(); y < 1 || y > 9999 {
+		return time.Time{}, ErrTimeFormat // an offset pushed it out of what can be rendered back
+	}
+	return t, nil
 }
 
 // UnixMilli converts stored milliseconds back into a UTC time.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -213,4 +214,25 @@ func TestCommands(t *testing.T) {
 	if out, code := runCmd(t, env, "callbacks", "list", "--state", "failed"); code != 0 || strings.TrimSpace(out) != "[]" {
 		t.Errorf("callbacks list = %d %q", code, out)
 	}
+}
+
+// TestSlowClientsAreCutOff: a client that never finishes its headers is
+// disconnected by the server's header timeout instead of holding a
+// connection forever.
+func TestSlowClientsAreCutOff(t *testing.T) {
+	env := map[string]string{"PAYD_DATABASE_URL": "sqlite:" + filepath.Join(t.TempDir(), "payd.db")}
+	s := startServer(t, env)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(s.base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.Write([]byte("POST /v2/rtp HTTP/1.1\r\nHost: x\r\n")) // and nothing more
+	conn.SetReadDeadline(time.Now().Add(15 * time.Second))
+	start := time.Now()
+	_, err = io.ReadAll(conn)
+	if err != nil {
+		t.Fatalf("the server kept the slow connection open: %v", err)
+	}
+	t.Logf("slow client cut off after %v", time.Since(start).Round(time.Millisecond))
 }

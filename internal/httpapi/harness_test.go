@@ -27,7 +27,7 @@ import (
 
 // env is a real payd API on loopback over a real store, with a fake clock.
 type env struct {
-	t        *testing.T
+	t        testing.TB
 	srv      *httptest.Server
 	api      *Server
 	store    *sqlstore.Store
@@ -78,9 +78,9 @@ func (e *env) dbText() string {
 	return b.String()
 }
 
-var contractRouter = func() func(t *testing.T) routers.Router {
+var contractRouter = func() func(t testing.TB) routers.Router {
 	var r routers.Router
-	return func(t *testing.T) routers.Router {
+	return func(t testing.TB) routers.Router {
 		if r != nil {
 			return r
 		}
@@ -113,7 +113,7 @@ func testConfig() Config {
 		TokenTTL: 1000 * 24 * time.Hour}
 }
 
-func newEnv(t *testing.T, s *sqlstore.Store, cfg Config) *env {
+func newEnv(t testing.TB, s *sqlstore.Store, cfg Config) *env {
 	t.Helper()
 	clock := payd.NewFakeClock(storetest.Epoch)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -148,7 +148,7 @@ func (e *env) newMerchant(rate int) (*payd.Merchant, *payd.Credentials, string) 
 
 // resp is a response with its decoded JSON.
 type resp struct {
-	t      *testing.T
+	t      testing.TB
 	status int
 	header http.Header
 	body   []byte
