@@ -145,4 +145,3 @@ func FuzzRequestBodies(f *testing.F) {
 		e.serveChecked(routes[int(route)%len(routes)], body, "application/json")
 	})
 }
-
