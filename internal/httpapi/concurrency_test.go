@@ -48,8 +48,14 @@ func TestConcurrency(t *testing.T) {
 			var accept, cancel *resp
 			var wg sync.WaitGroup
 			wg.Add(2)
-			go func() { defer wg.Done(); accept = e.as("POST", "/v2/rtp/"+id+"/test-accept", map[string]any{"amount": 50.5, "currency": "MDL"}) }()
-			go func() { defer wg.Done(); cancel = e.as("POST", "/v2/rtp/"+id+"/cancel", map[string]any{"reason": "race"}) }()
+			go func() {
+				defer wg.Done()
+				accept = e.as("POST", "/v2/rtp/"+id+"/test-accept", map[string]any{"amount": 50.5, "currency": "MDL"})
+			}()
+			go func() {
+				defer wg.Done()
+				cancel = e.as("POST", "/v2/rtp/"+id+"/cancel", map[string]any{"reason": "race"})
+			}()
 			wg.Wait()
 			status := e.as("GET", "/v2/rtp/"+id, nil).str("result.status")
 			pays := e.as("GET", "/v2/payments?paymentIntentId="+id, nil).num("result.totalCount")
