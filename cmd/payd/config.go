@@ -25,6 +25,7 @@ type config struct {
 	MaxBodyBytes     int64
 	AllowHTTPURLs    bool
 	CallbackSchedule []time.Duration
+	CallbackLease    time.Duration
 	TokenRateClient  int
 	TokenRateAddr    int
 	RefundDelay      time.Duration
@@ -83,6 +84,7 @@ var settings = []setting{
 		}
 		return nil
 	}},
+	{"callback-lease", "PAYD_CALLBACK_LEASE", "30s", "how long an instance holds a claimed callback before another may take it", durationSetting(func(c *config) *time.Duration { return &c.CallbackLease })},
 	{"token-rate-client", "PAYD_TOKEN_RATE_CLIENT", "20", "token requests per minute per clientId", intSetting(func(c *config) *int { return &c.TokenRateClient })},
 	{"token-rate-addr", "PAYD_TOKEN_RATE_ADDR", "60", "token requests per minute per source address", intSetting(func(c *config) *int { return &c.TokenRateAddr })},
 	{"refund-delay", "PAYD_REFUND_DELAY", "1s", "sandbox refund processing time", durationSetting(func(c *config) *time.Duration { return &c.RefundDelay })},

@@ -104,7 +104,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	delivery := &worker.Delivery{
 		Store: store, Client: webhook.NewClient(c.sandbox()), Clock: clock, Log: log, Owner: instance,
-		Schedule: c.CallbackSchedule, Attempts: worker.NewAttemptsCounter(api.Registry()),
+		Schedule: c.CallbackSchedule, Lease: c.CallbackLease, Attempts: worker.NewAttemptsCounter(api.Registry()),
 	}
 	loop("delivery", worker.DeliveryInterval, callbacksWake, 64, delivery.RunOnce)
 	loop("refunds", worker.RefundInterval, refundsWake, 100, (&worker.Refunds{Store: store, Clock: clock}).RunOnce)

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"payd"
+)
+
+// The crash and multi-instance tests run the real binary, built once.
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+func payBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "payd-bin")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "payd")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+// proc is one payd process.
+type proc struct {
+	t    *testing.T
+	cmd  *exec.Cmd
+	base string
+	env  []string
+	addr string
+	logs *bytes.Buffer
+}
+
+func freeAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// startProc runs "payd serve" with env on a fixed address and waits until
+// it is ready.
+func startProc(t *testing.T, env map[string]string, addr string) *proc {
+	t.Helper()
+	p := &proc{t: t, addr: addr, base: "http://" + addr, logs: &bytes.Buffer{}}
+	p.env = append(os.Environ(), "PAYD_ADDR="+addr, "PAYD_LOG_FORMAT=json")
+	for k, v := range env {
+		p.env = append(p.env, k+"="+v)
+	}
+	p.start()
+	return p
+}
+
+func (p *proc) start() {
+	p.t.Helper()
+	p.cmd = exec.Command(payBinary(p.t), "serve")
+	p.cmd.Env = p.env
+	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
+	if err := p.cmd.Start(); err != nil {
+		p.t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		res, err := http.Get(p.base + "/readyz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == 200 {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	p.t.Fatalf("payd did not become ready; logs:\n%s", p.logs.String())
+}
+
+// kill sends SIGKILL and reaps the process.
+func (p *proc) kill() {
+	p.cmd.Process.Signal(syscall.SIGKILL)
+	p.cmd.Wait()
+}
+
+func (p *proc) stop() {
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { p.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		p.kill()
+	}
+}
+
+// client is a merchant's HTTP client with a token.
+type client struct {
+	http  *http.Client
+	token string
+}
+
+func (c *client) do(method, url string, body any) (int, map[string]any) {
+	var rd *bytes.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	} else {
+		rd = bytes.NewReader(nil)
+	}
+	req, _ := http.NewRequest(method, url, rd)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	res, err := c.http.Do(req)
+	if err != nil {
+		return 0, nil
+	}
+	defer res.Body.Close()
+	var v map[string]any
+	json.NewDecoder(res.Body).Decode(&v)
+	return res.StatusCode, v
+}
+
+func result(v map[string]any) map[string]any {
+	r, _ := v["result"].(map[string]any)
+	return r
+}
+
+func str(v map[string]any, k string) string {
+	s, _ := v[k].(string)
+	return s
+}
+
+// hookLog is a callback receiver that keeps every delivery.
+type hookLog struct {
+	mu         sync.Mutex
+	byCallback map[string]map[string]bool // X-Callback-Id → X-Signature values seen
+	bySubject  map[string]int             // payId/refundId/checkoutId → deliveries
+	attempts   map[string]int             // "callbackId/attempt" → times seen
+	answer     func(r *http.Request) int
+}
+
+func newHookLog() *hookLog {
+	return &hookLog{byCallback: map[string]map[string]bool{}, bySubject: map[string]int{}, attempts: map[string]int{},
+		answer: func(*http.Request) int { return 200 }}
+}
+
+func (h *hookLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Result map[string]any `json:"result"`
+	}
+	json.NewDecoder(r.Body).Decode(&body)
+	subject := str(body.Result, "refundId")
+	if subject == "" {
+		subject = str(body.Result, "payId")
+	}
+	id := r.Header.Get("X-Callback-Id")
+	h.mu.Lock()
+	if h.byCallback[id] == nil {
+		h.byCallback[id] = map[string]bool{}
+	}
+	h.byCallback[id][r.Header.Get("X-Signature")] = true
+	h.bySubject[subject]++
+	h.attempts[id+"/"+r.Header.Get("X-Callback-Attempt")]++
+	h.mu.Unlock()
+	w.WriteHeader(h.answer(r))
+}
+
+func (h *hookLog) seen(subject string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.bySubject[subject]
+}
+
+func newMerchantCreds(t *testing.T, env map[string]string) payd.Credentials {
+	t.Helper()
+	out, code := runCmd(t, env, "merchant", "create", "--name", "Shop", "--commission", "150")
+	var cr payd.Credentials
+	if code != 0 || json.Unmarshal([]byte(out), &cr) != nil {
+		t.Fatalf("merchant create: %d %s", code, out)
+	}
+	return cr
+}
