@@ -1,8 +1,8 @@
 // Package storetest gives tests a fresh, migrated store on every engine the
 // machine offers: SQLite always, PostgreSQL when PAYD_TEST_POSTGRES_URL is
-// set (each test in a schema of its own, dropped afterwards). Under CI=true
-// a PostgreSQL that is configured but unreachable fails the test instead of
-// skipping it.
+// set (each test in a schema of its own, dropped afterwards). A PostgreSQL
+// that is configured but unreachable fails the test instead of skipping it;
+// .ci/run also checks that the PostgreSQL tests ran.
 package storetest
 
 import (
@@ -50,9 +50,6 @@ func Postgres(t testing.TB) (*sqlstore.Store, string) {
 	t.Helper()
 	base := os.Getenv("PAYD_TEST_POSTGRES_URL")
 	if base == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("PAYD_TEST_POSTGRES_URL is not set")
-		}
 		t.Skip("PAYD_TEST_POSTGRES_URL is not set")
 	}
 	var b [6]byte
