@@ -38,13 +38,14 @@ type ledger struct {
 	oks       atomic.Int64
 }
 
-func (l *ledger) pick(xs []string) string {
+// pick returns a random element of *xs, read under the lock.
+func (l *ledger) pick(xs *[]string) string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if len(xs) == 0 {
+	if len(*xs) == 0 {
 		return ""
 	}
-	return xs[rand.IntN(len(xs))]
+	return (*xs)[rand.IntN(len(*xs))]
 }
 
 // TestCrashRecovery runs the real binary under a mixed load, kills it with
@@ -81,7 +82,7 @@ func TestCrashRecovery(t *testing.T) {
 				l.count(s)
 			},
 			func() { // accept one
-				id := l.pick(l.rtps)
+				id := l.pick(&l.rtps)
 				if id == "" {
 					return
 				}
@@ -100,7 +101,7 @@ func TestCrashRecovery(t *testing.T) {
 				}
 			},
 			func() { // cancel one
-				if id := l.pick(l.rtps); id != "" {
+				if id := l.pick(&l.rtps); id != "" {
 					s, _ := c.do("POST", p.base+"/v2/rtp/"+id+"/cancel", map[string]any{"reason": "crash"})
 					l.count(s)
 				}
@@ -124,7 +125,7 @@ func TestCrashRecovery(t *testing.T) {
 				}
 			},
 			func() { // refund a payment, in part when it allows
-				pay := l.pick(l.payments)
+				pay := l.pick(&l.payments)
 				if pay == "" {
 					return
 				}
