@@ -208,3 +208,57 @@ func TestJitterOnlyLengthens(t *testing.T) {
 		t.Error("an 8th failure was rescheduled")
 	}
 }
+
+// TestMerchantDownForADay: an endpoint that is down for a day gets every
+// callback once it is back, at the next attempt of each one's schedule, with
+// the payload of the first attempt.
+func TestMerchantDownForADay(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
+		clock := payd.NewFakeClock(storetest.Epoch)
+		back := storetest.Epoch.Add(24 * time.Hour)
+		var mu sync.Mutex
+		bodies := map[string][]string{} // X-Callback-Id → bodies received
+		var attemptsWhileDown int
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			b, _ := io.ReadAll(r.Body)
+			mu.Lock()
+			defer mu.Unlock()
+			if clock.Now().Before(back) {
+				attemptsWhileDown++
+				w.WriteHeader(http.StatusServiceUnavailable)
+				return
+			}
+			bodies[r.Header.Get("X-Callback-Id")] = append(bodies[r.Header.Get("X-Callback-Id")], string(b))
+		}))
+		defer srv.Close()
+		for i := 0; i < 5; i++ {
+			acceptedRTP(t, s, clock, srv.URL)
+			clock.Advance(7 * time.Minute)
+		}
+		d := newDelivery(s, clock, "a")
+		// 40 hours in one-minute steps, running the loop each step.
+		for clock.Now().Before(storetest.Epoch.Add(40 * time.Hour)) {
+			if _, err := d.RunOnce(ctx); err != nil {
+				t.Fatal(err)
+			}
+			clock.Advance(time.Minute)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(bodies) != 5 {
+			t.Fatalf("%d of 5 callbacks arrived after the outage", len(bodies))
+		}
+		for id, bs := range bodies {
+			if len(bs) != 1 {
+				t.Errorf("%s arrived %d times", id, len(bs))
+			}
+			cb, _ := s.Callback(ctx, id)
+			if string(cb.Body) != bs[0] || cb.State != payd.CallbackDelivered || cb.Attempts != 8 {
+				// Attempts 1–7 fail during the day (the 7th is 13 h 16 min after
+				// the first); the 8th, 24 h after the 7th, lands once it is back.
+				t.Errorf("%s: state %s after %d attempts", id, cb.State, cb.Attempts)
+			}
+		}
+		t.Logf("%d attempts failed while the endpoint was down; every callback arrived once after", attemptsWhileDown)
+	})
+}
