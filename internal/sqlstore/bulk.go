@@ -1,0 +1,84 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"payd"
+)
+
+// SeedRTPs bulk-inserts n RTPs spread over the given merchants, for list
+// benchmarks: multi-row inserts in large transactions, not the API. The
+// RTPs vary in amount, order id, terminal, description, status and times.
+func (s *Store) SeedRTPs(ctx context.Context, merchantIDs []string, n int, now time.Time) error {
+	const perStmt = 500
+	statuses := []payd.RTPStatus{payd.RTPActive, payd.RTPActive, payd.RTPAccepted, payd.RTPRejected, payd.RTPCancelled, payd.RTPExpired, payd.RTPCreated}
+	words := []string{"shirt", "book", "coffee", "ticket", "lamp", "chair", "phone", "bread"}
+	for done := 0; done < n; {
+		err := s.inTx(ctx, func(t *tx) error {
+			for k := 0; k < 20 && done < n; k++ {
+				m := min(perStmt, n-done)
+				var b strings.Builder
+				b.WriteString("INSERT INTO rtps (" + rtpCols + ") VALUES ")
+				args := make([]any, 0, m*18)
+				for i := 0; i < m; i++ {
+					j := done + i
+					if i > 0 {
+						b.WriteString(", ")
+					}
+					b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+					created := now.Add(-time.Duration(n-j) * time.Second)
+					st := statuses[j%len(statuses)]
+					args = append(args, payd.NewID(created), merchantIDs[j%len(merchantIDs)], "37369112221",
+						int64(100+(j*7919)%9_999_900), "MDL", fmt.Sprintf("Order %d: %s", j, words[j%len(words)]),
+						fmt.Sprintf("ord-%d", j%5000), nullStr(fmt.Sprintf("T%d", j%20)), nil, nil, string(st), nil, nil, nil, nil,
+						ms(created), ms(created), ms(created.Add(time.Duration(1+j%1000)*time.Hour)))
+				}
+				if _, err := t.exec(ctx, b.String(), args...); err != nil {
+					return fmt.Errorf("seed rtps: %w", err)
+				}
+				done += m
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if s.engine == Postgres {
+		_, err := s.w.ExecContext(ctx, "ANALYZE rtps")
+		return err
+	}
+	_, err := s.w.ExecContext(ctx, "ANALYZE")
+	return err
+}
+
+// PrepareFloor creates floor_rtps, a copy of the rtps table's shape with
+// no indexes but its key, for the storage floor of the load generator.
+func (s *Store) PrepareFloor(ctx context.Context) error {
+	_, err := s.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS floor_rtps (
+		id TEXT PRIMARY KEY, merchant_id TEXT NOT NULL, alias TEXT NOT NULL, amount BIGINT NOT NULL, currency TEXT NOT NULL,
+		description TEXT NOT NULL, order_id TEXT, terminal_id TEXT, callback_url TEXT, redirect_url TEXT, status TEXT NOT NULL,
+		cancel_reason TEXT, pay_id TEXT, auto_action TEXT, auto_at BIGINT, created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL,
+		expires_at BIGINT NOT NULL)`)
+	return err
+}
+
+// FloorInsert is the storage floor's unit of work: one single-row insert
+// transaction of an RTP-shaped row, through the same connections payd uses.
+func (s *Store) FloorInsert(ctx context.Context, now time.Time) error {
+	return s.inTx(ctx, func(t *tx) error {
+		_, err := t.exec(ctx, "INSERT INTO floor_rtps ("+rtpCols+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			payd.NewID(now), "floor", "37369112221", 5000, "MDL", "Floor row", "ord-1", nil, "http://127.0.0.1:1/cb", nil,
+			"Active", nil, nil, nil, nil, ms(now), ms(now), ms(now.Add(time.Hour)))
+		return err
+	})
+}
+
+// DropFloor removes the floor table.
+func (s *Store) DropFloor(ctx context.Context) error {
+	_, err := s.w.ExecContext(ctx, "DROP TABLE IF EXISTS floor_rtps")
+	return err
+}
