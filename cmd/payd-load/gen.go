@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// loopbackOnly refuses a target that is not on this machine's loopback.
+func loopbackOnly(target string) error {
+	u, err := url.Parse(target)
+	if err != nil || u.Hostname() == "" {
+		return fmt.Errorf("bad target %q", target)
+	}
+	ips, err := net.LookupIP(u.Hostname())
+	if err != nil {
+		return err
+	}
+	for _, ip := range ips {
+		if !ip.IsLoopback() {
+			return fmt.Errorf("refusing %s: it resolves to %s, which is not loopback", target, ip)
+		}
+	}
+	return nil
+}
+
+// stats is what one scenario measured.
+type stats struct {
+	Name       string
+	Requests   int
+	Errors     map[string]int // by status (or "network")
+	Elapsed    time.Duration
+	Latencies  []time.Duration
+	Callbacks  *callbackStats
+	FloorRatio float64
+	FloorName  string
+}
+
+type callbackStats struct {
+	Delays     []time.Duration
+	Lost, Dups int
+	Sustained  float64 // callbacks per second over the run
+}
+
+func (s *stats) Throughput() float64 { return float64(s.Requests) / s.Elapsed.Seconds() }
+
+func pct(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	i := int(float64(len(ds)-1) * p)
+	return ds[i]
+}
+
+func (s *stats) String() string {
+	sort.Slice(s.Latencies, func(i, j int) bool { return s.Latencies[i] < s.Latencies[j] })
+	var errs []string
+	for k, v := range s.Errors {
+		errs = append(errs, fmt.Sprintf("%s×%d", k, v))
+	}
+	sort.Strings(errs)
+	if len(errs) == 0 {
+		errs = []string{"none"}
+	}
+	out := fmt.Sprintf("%-16s %8d req %9.0f req/s  p50 %7s  p95 %7s  p99 %7s  max %7s  errors: %s",
+		s.Name, s.Requests, s.Throughput(), ms(pct(s.Latencies, .5)), ms(pct(s.Latencies, .95)), ms(pct(s.Latencies, .99)),
+		ms(pct(s.Latencies, 1)), strings.Join(errs, " "))
+	if s.FloorName != "" {
+		out += fmt.Sprintf("  = %.0f%% of %s", s.FloorRatio*100, s.FloorName)
+	}
+	if cb := s.Callbacks; cb != nil {
+		sort.Slice(cb.Delays, func(i, j int) bool { return cb.Delays[i] < cb.Delays[j] })
+		out += fmt.Sprintf("\n%-16s %8d callbacks %6.0f/s  accept→arrival p50 %7s  p99 %7s  max %7s  lost %d  duplicated %d",
+			"", len(cb.Delays), cb.Sustained, ms(pct(cb.Delays, .5)), ms(pct(cb.Delays, .99)), ms(pct(cb.Delays, 1)), cb.Lost, cb.Dups)
+	}
+	return out
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d.Microseconds())/1000) }
+
+// drive runs op from c workers until n operations or duration d, whichever
+// comes first. op returns the HTTP status (0 for a network error).
+func drive(ctx context.Context, name string, c, n int, d time.Duration, op func(ctx context.Context, i int) int) *stats {
+	st := &stats{Name: name, Errors: map[string]int{}}
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var next atomic.Int64
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := 0; w < c; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lat := make([]time.Duration, 0, 1024)
+			errs := map[string]int{}
+			for ctx.Err() == nil {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					break
+				}
+				t0 := time.Now()
+				status := op(ctx, i)
+				if ctx.Err() != nil && status == 0 {
+					break // cut off by the duration, not a failure
+				}
+				lat = append(lat, time.Since(t0))
+				if status != 200 {
+					errs[fmt.Sprint(status)]++
+				}
+			}
+			mu.Lock()
+			st.Latencies = append(st.Latencies, lat...)
+			for k, v := range errs {
+				st.Errors[k] += v
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	st.Elapsed = time.Since(start)
+	st.Requests = len(st.Latencies)
+	return st
+}
+
+func newHTTPClient(c int) *http.Client {
+	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+		MaxIdleConns: c * 2, MaxIdleConnsPerHost: c * 2, MaxConnsPerHost: c * 2, IdleConnTimeout: time.Minute,
+	}}
+}
+
+// do sends a request and returns the status and body.
+func do(ctx context.Context, hc *http.Client, method, url, token string, body []byte) (int, []byte) {
+	var rd io.Reader
+	if body != nil {
+		rd = strings.NewReader(string(body))
+	}
+	req, _ := http.NewRequestWithContext(ctx, method, url, rd)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := hc.Do(req)
+	if err != nil {
+		return 0, nil
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, b
+}

@@ -1,0 +1,408 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"payd"
+	"payd/internal/sqlstore"
+)
+
+type runner struct {
+	target string
+	store  *sqlstore.Store
+	hc     *http.Client
+	creds  *payd.Credentials
+	token  string
+	c, n   int
+	d      time.Duration
+	rtpIDs []string
+	listAs *payd.Credentials // a seeded merchant for rtp-list, if any
+}
+
+func runCmd(ctx context.Context, args []string) error {
+	fs := flags("run")
+	target := fs.String("target", "http://127.0.0.1:8080", "the payd to drive (loopback only)")
+	dbURL := fs.String("database-url", "sqlite:data/payd.db", "payd's database: for the merchant and the storage floor")
+	list := fs.String("scenarios", "http-floor,storage-floor,token,rtp-create,rtp-get,rtp-list,rtp-flow,qr-pay,checkout-create", "what to run, in order")
+	c := fs.Int("c", 32, "concurrent connections")
+	n := fs.Int("n", 1_000_000, "at most this many requests per scenario")
+	d := fs.Duration("d", 10*time.Second, "at most this long per scenario")
+	pid := fs.Int("server-pid", 0, "payd's pid, to report its peak RSS")
+	credsFile := fs.String("creds", "", "seed-merchants.json from 'payd-load seed': rtp-list runs as its first merchant")
+	failOnError := fs.Bool("fail-on-error", false, "exit 1 if any request failed (CI smoke)")
+	fs.Parse(args)
+	if err := loopbackOnly(*target); err != nil {
+		return err
+	}
+	store, err := sqlstore.Open(*dbURL)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	cr, err := store.CreateMerchant(ctx, sqlstore.MerchantOptions{Name: "payd-load", CommissionBP: 100}, time.Now().UTC())
+	if err != nil {
+		return fmt.Errorf("create merchant (is the database migrated? start payd first): %w", err)
+	}
+	r := &runner{target: strings.TrimRight(*target, "/"), store: store, hc: newHTTPClient(*c), creds: cr, c: *c, n: *n, d: *d}
+	if *credsFile != "" {
+		var all []payd.Credentials
+		b, err := os.ReadFile(*credsFile)
+		if err != nil || json.Unmarshal(b, &all) != nil || len(all) == 0 {
+			return fmt.Errorf("read %s: %v", *credsFile, err)
+		}
+		r.listAs = &all[0]
+	}
+	if r.token, err = r.newToken(ctx, cr); err != nil {
+		return err
+	}
+	var peak peakRSS
+	if *pid > 0 {
+		stop := peak.watch(*pid)
+		defer stop()
+	}
+	floors := map[string]float64{}
+	failed := 0
+	for _, name := range strings.Split(*list, ",") {
+		sts, err := r.scenario(ctx, strings.TrimSpace(name))
+		if err != nil {
+			return err
+		}
+		for _, st := range sts {
+			switch st.Name {
+			case "http-floor", "storage-floor":
+				floors[st.Name] = st.Throughput()
+			case "rtp-create":
+				st.FloorName, st.FloorRatio = "storage-floor", ratio(st, floors["storage-floor"])
+			default:
+				st.FloorName, st.FloorRatio = "http-floor", ratio(st, floors["http-floor"])
+			}
+			if floors[st.FloorName] == 0 {
+				st.FloorName = ""
+			}
+			fmt.Println(st)
+			for _, v := range st.Errors {
+				failed += v
+			}
+			if st.Callbacks != nil {
+				failed += st.Callbacks.Lost + st.Callbacks.Dups
+			}
+		}
+	}
+	if *pid > 0 {
+		fmt.Printf("server peak RSS: %.1f MB\n", float64(peak.max())/1024)
+	}
+	if *failOnError && failed > 0 {
+		return fmt.Errorf("%d requests failed, or callbacks were lost or duplicated", failed)
+	}
+	return nil
+}
+
+func ratio(st *stats, floor float64) float64 {
+	if floor == 0 {
+		return 0
+	}
+	return st.Throughput() / floor
+}
+
+func (r *runner) newToken(ctx context.Context, cr *payd.Credentials) (string, error) {
+	body, _ := json.Marshal(map[string]string{"clientId": cr.ClientID, "clientSecret": cr.ClientSecret})
+	status, b := do(ctx, r.hc, "POST", r.target+"/v2/auth/token", "", body)
+	var v struct {
+		Result struct{ AccessToken string } `json:"result"`
+	}
+	if status != 200 || json.Unmarshal(b, &v) != nil {
+		return "", fmt.Errorf("token: %d %s", status, b)
+	}
+	return v.Result.AccessToken, nil
+}
+
+func (r *runner) rtpBody(callback string) []byte {
+	b, _ := json.Marshal(map[string]any{"alias": "37369112221", "amount": 12.34, "currency": "MDL", "description": "load",
+		"orderId": "ord-" + strconv.Itoa(rand.IntN(1000)), "expiresAt": payd.FormatTime(time.Now().Add(time.Hour)), "callbackUrl": callback})
+	return b
+}
+
+func field(b []byte, name string) string {
+	var v struct {
+		Result map[string]any `json:"result"`
+	}
+	json.Unmarshal(b, &v)
+	s, _ := v.Result[name].(string)
+	return s
+}
+
+func (r *runner) scenario(ctx context.Context, name string) ([]*stats, error) {
+	switch name {
+	case "http-floor":
+		return []*stats{r.httpFloor(ctx)}, nil
+	case "storage-floor":
+		st, err := r.storageFloor(ctx)
+		return []*stats{st}, err
+	case "token":
+		body, _ := json.Marshal(map[string]string{"clientId": r.creds.ClientID, "clientSecret": r.creds.ClientSecret})
+		return []*stats{drive(ctx, name, r.c, r.n, r.d, func(ctx context.Context, _ int) int {
+			s, _ := do(ctx, r.hc, "POST", r.target+"/v2/auth/token", "", body)
+			return s
+		})}, nil
+	case "rtp-create":
+		var mu sync.Mutex
+		st := drive(ctx, name, r.c, r.n, r.d, func(ctx context.Context, _ int) int {
+			s, b := do(ctx, r.hc, "POST", r.target+"/v2/rtp", r.token, r.rtpBody(""))
+			if s == 200 {
+				mu.Lock()
+				if len(r.rtpIDs) < 100_000 {
+					r.rtpIDs = append(r.rtpIDs, field(b, "rtpId"))
+				}
+				mu.Unlock()
+			}
+			return s
+		})
+		return []*stats{st}, nil
+	case "rtp-get":
+		if len(r.rtpIDs) == 0 {
+			for i := 0; i < 1000; i++ {
+				_, b := do(ctx, r.hc, "POST", r.target+"/v2/rtp", r.token, r.rtpBody(""))
+				r.rtpIDs = append(r.rtpIDs, field(b, "rtpId"))
+			}
+		}
+		return []*stats{drive(ctx, name, r.c, r.n, r.d, func(ctx context.Context, i int) int {
+			s, _ := do(ctx, r.hc, "GET", r.target+"/v2/rtp/"+r.rtpIDs[i%len(r.rtpIDs)], r.token, nil)
+			return s
+		})}, nil
+	case "rtp-list":
+		return r.rtpList(ctx)
+	case "rtp-flow":
+		st, err := r.rtpFlow(ctx)
+		return []*stats{st}, err
+	case "qr-pay":
+		return []*stats{drive(ctx, name, r.c, r.n, r.d, func(ctx context.Context, _ int) int {
+			b, _ := json.Marshal(map[string]any{"type": "Dynamic", "amountType": "Fixed", "amount": 25, "currency": "MDL",
+				"description": "load", "expiresAt": payd.FormatTime(time.Now().Add(time.Hour))})
+			s, out := do(ctx, r.hc, "POST", r.target+"/v2/instant/qr", r.token, b)
+			if s != 200 {
+				return s
+			}
+			b, _ = json.Marshal(map[string]any{"qrId": field(out, "qrId"), "amount": 25, "currency": "MDL", "iban": payd.TestIBAN, "payerName": "LOAD"})
+			s, _ = do(ctx, r.hc, "POST", r.target+"/v2/instant/test-pay", r.token, b)
+			return s
+		})}, nil
+	case "checkout-create":
+		body := []byte(`{"amount":120.50,"currency":"MDL","language":"en","orderInfo":{"id":"load","items":[{"title":"Item","amount":120.5,"quantity":1}]}}`)
+		return []*stats{drive(ctx, name, r.c, r.n, r.d, func(ctx context.Context, _ int) int {
+			s, _ := do(ctx, r.hc, "POST", r.target+"/v2/checkouts", r.token, body)
+			return s
+		})}, nil
+	}
+	return nil, fmt.Errorf("unknown scenario %q", name)
+}
+
+// rtpList runs every documented filter and sort as its own measurement.
+func (r *runner) rtpList(ctx context.Context) ([]*stats, error) {
+	token := r.token
+	if r.listAs != nil {
+		t, err := r.newToken(ctx, r.listAs)
+		if err != nil {
+			return nil, err
+		}
+		token = t
+	}
+	now := time.Now().UTC()
+	from := now.Add(-6 * time.Hour).Format(time.RFC3339)
+	to := now.Add(-3 * time.Hour).Format(time.RFC3339)
+	queries := []string{
+		"", "order=desc", "sortBy=amount", "sortBy=amount&order=desc", "sortBy=orderId", "sortBy=status", "sortBy=expiresAt&order=desc", "sortBy=type",
+		"status=Active", "status=Expired", "status=Pending", "amount=12.34", "orderId=ord-42", "description=coffee", "terminalId=T7",
+		"createdAtFrom=" + from + "&createdAtTo=" + to, "expiresAtFrom=" + to + "&expiresAtTo=" + from, "status=Accepted&sortBy=amount&order=desc",
+	}
+	n := min(r.n, 2000)
+	var out []*stats
+	for _, q := range queries {
+		path := r.target + "/v2/rtp?count=50&offset=" + strconv.Itoa(0) + "&" + strings.ReplaceAll(q, "+", "%2B")
+		st := drive(ctx, "rtp-list", r.c, n, r.d, func(ctx context.Context, i int) int {
+			s, _ := do(ctx, r.hc, "GET", path, token, nil)
+			return s
+		})
+		if q == "" {
+			q = "(default)"
+		}
+		st.Name = "list " + q
+		if len(st.Name) > 16 {
+			st.Name = st.Name[:16]
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// rtpFlow creates and accepts RTPs whose callbacks come to a receiver this
+// process runs, and measures accept-response → arrival.
+func (r *runner) rtpFlow(ctx context.Context) (*stats, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	accepted := map[string]time.Time{}
+	arrived := map[string]time.Time{}
+	delays := []time.Duration{}
+	dups := 0
+	var first, last time.Time
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		now := time.Now()
+		var v struct {
+			Result struct{ PayID string } `json:"result"`
+		}
+		json.NewDecoder(bufio.NewReader(req.Body)).Decode(&v)
+		mu.Lock()
+		if _, seen := arrived[v.Result.PayID]; seen {
+			dups++
+		} else {
+			arrived[v.Result.PayID] = now
+			if at, ok := accepted[v.Result.PayID]; ok {
+				delays = append(delays, now.Sub(at))
+			}
+			if first.IsZero() {
+				first = now
+			}
+			last = now
+		}
+		mu.Unlock()
+	})}
+	go srv.Serve(ln)
+	defer srv.Close()
+	cb := "http://" + ln.Addr().String() + "/cb"
+	st := drive(ctx, "rtp-flow", r.c, r.n, r.d, func(ctx context.Context, _ int) int {
+		s, b := do(ctx, r.hc, "POST", r.target+"/v2/rtp", r.token, r.rtpBody(cb))
+		if s != 200 {
+			return s
+		}
+		s, b = do(ctx, r.hc, "POST", r.target+"/v2/rtp/"+field(b, "rtpId")+"/test-accept", r.token, []byte(`{"amount":12.34,"currency":"MDL"}`))
+		if s == 200 {
+			now := time.Now()
+			pay := field(b, "payId")
+			mu.Lock()
+			if at, ok := arrived[pay]; ok { // the callback beat the response home
+				delays = append(delays, at.Sub(now))
+			}
+			accepted[pay] = now
+			mu.Unlock()
+		}
+		return s
+	})
+	// Wait for the stragglers, up to 20 s.
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		mu.Lock()
+		done := len(arrived) >= len(accepted)
+		mu.Unlock()
+		if done {
+			break
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	lost := 0
+	for pay := range accepted {
+		if _, ok := arrived[pay]; !ok {
+			lost++
+		}
+	}
+	cs := &callbackStats{Delays: delays, Lost: lost, Dups: dups}
+	if span := last.Sub(first).Seconds(); span > 0 {
+		cs.Sustained = float64(len(arrived)) / span
+	}
+	st.Callbacks = cs
+	return st, nil
+}
+
+// httpFloor serves a fixed JSON body of an RTP record's size from a bare
+// net/http handler and drives it the same way.
+func (r *runner) httpFloor(ctx context.Context) *stats {
+	body := []byte(`{"ok":true,"result":{"rtpId":"01a1fd38-56fa-7f9d-ba9b-1038a64df444","orderId":"ord-1","url":"http://127.0.0.1:8080/rtp/01a1fd38-56fa-7f9d-ba9b-1038a64df444","amount":12.34,"currency":"MDL","description":"load","status":"Active","createdAt":"2026-11-21T08:28:10.362+00:00","updatedAt":"2026-11-21T08:28:10.362+00:00","expiresAt":"2026-11-21T09:28:10.000+00:00"}}`)
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.Write(body)
+	})}
+	go srv.Serve(ln)
+	defer srv.Close()
+	u := "http://" + ln.Addr().String() + "/v2/rtp/x"
+	return drive(ctx, "http-floor", r.c, r.n, r.d, func(ctx context.Context, _ int) int {
+		s, _ := do(ctx, r.hc, "GET", u, r.token, nil)
+		return s
+	})
+}
+
+// storageFloor runs single-row insert transactions of an RTP-shaped row
+// through the same driver and pool settings, at the same concurrency.
+func (r *runner) storageFloor(ctx context.Context) (*stats, error) {
+	if err := r.store.PrepareFloor(ctx); err != nil {
+		return nil, err
+	}
+	defer r.store.DropFloor(context.WithoutCancel(ctx))
+	return drive(ctx, "storage-floor", r.c, r.n, r.d, func(ctx context.Context, _ int) int {
+		if err := r.store.FloorInsert(ctx, time.Now().UTC()); err != nil {
+			if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
+				return 0
+			}
+			return 500
+		}
+		return 200
+	}), nil
+}
+
+// peakRSS samples a process's resident set size.
+type peakRSS struct {
+	mu  sync.Mutex
+	kb  int
+	end chan struct{}
+}
+
+func (p *peakRSS) watch(pid int) func() {
+	p.end = make(chan struct{})
+	go func() {
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if kb := rssKB(pid); kb > 0 {
+				p.mu.Lock()
+				p.kb = max(p.kb, kb)
+				p.mu.Unlock()
+			}
+			select {
+			case <-p.end:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { close(p.end) }
+}
+
+func (p *peakRSS) max() int { p.mu.Lock(); defer p.mu.Unlock(); return p.kb }
+
+func rssKB(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			f := strings.Fields(line)
+			n, _ := strconv.Atoi(f[1])
+			return n
+		}
+	}
+	return 0
+}
