@@ -67,9 +67,10 @@ func (s *Store) PrepareFloor(ctx context.Context) error {
 }
 
 // FloorInsert is the storage floor's unit of work: one single-row insert
-// transaction of an RTP-shaped row, through the same connections payd uses.
+// transaction of an RTP-shaped row, through the same connections payd uses,
+// committed on its own (no group commit: the floor is the plain way).
 func (s *Store) FloorInsert(ctx context.Context, now time.Time) error {
-	return s.inTx(ctx, func(t *tx) error {
+	return s.soloTx(ctx, func(t *tx) error {
 		_, err := t.exec(ctx, "INSERT INTO floor_rtps ("+rtpCols+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 			payd.NewID(now), "floor", "37369112221", 5000, "MDL", "Floor row", "ord-1", nil, "http://127.0.0.1:1/cb", nil,
 			"Active", nil, nil, nil, nil, ms(now), ms(now), ms(now.Add(time.Hour)))

@@ -48,6 +48,10 @@ type Store struct {
 	notify func()
 	// inactivity is PAYD_QR_INACTIVITY (0: the 30-day default).
 	inactivity time.Duration
+	// SQLite: write transactions queue here for the group committer.
+	jobs   chan writeJob
+	closed chan struct{}
+	wg     sync.WaitGroup
 }
 
 // Open connects to the database named by url: "postgres://…" or
@@ -91,7 +95,10 @@ func Open(url string) (*Store, error) {
 	}
 	r.SetMaxOpenConns(8)
 	r.SetMaxIdleConns(8)
-	return &Store{engine: SQLite, w: w, r: r}, nil
+	s := &Store{engine: SQLite, w: w, r: r, jobs: make(chan writeJob), closed: make(chan struct{})}
+	s.wg.Add(1)
+	go s.groupCommitter()
+	return s, nil
 }
 
 // Engine reports which engine the store runs on.
@@ -99,6 +106,14 @@ func (s *Store) Engine() Engine { return s.engine }
 
 // Close closes the connections.
 func (s *Store) Close() error {
+	if s.closed != nil {
+		select {
+		case <-s.closed:
+		default:
+			close(s.closed)
+		}
+		s.wg.Wait()
+	}
 	err := s.w.Close()
 	if s.r != s.w {
 		err = errors.Join(err, s.r.Close())
@@ -181,8 +196,17 @@ func (t *tx) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
 	return t.tx.QueryRowContext(ctx, t.s.rebind(q), args...)
 }
 
-// inTx runs f in a write transaction and commits when it returns nil.
+// inTx runs f in a write transaction and commits when it returns nil. On
+// SQLite the transaction may share its commit with others (group commit).
 func (s *Store) inTx(ctx context.Context, f func(*tx) error) error {
+	if s.jobs != nil {
+		return s.groupTx(ctx, f)
+	}
+	return s.soloTx(ctx, f)
+}
+
+// soloTx runs f in a transaction of its own.
+func (s *Store) soloTx(ctx context.Context, f func(*tx) error) error {
 	sqlTx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)

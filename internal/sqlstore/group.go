@@ -1,0 +1,113 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Group commit, for SQLite.
+//
+// SQLite has one writer, and with synchronous=FULL every commit waits for
+// an fsync. Serializing use cases through one connection therefore caps
+// throughput at one fsync per use case. Instead, concurrent write
+// transactions queue for one goroutine that runs a batch of them inside a
+// single SQLite transaction, each in a savepoint of its own, and commits
+// once: a use case that fails rolls back to its savepoint without touching
+// the others, and none of them is acknowledged before the shared commit is
+// durable. PostgreSQL, with real concurrent writers, commits each
+// transaction on its own.
+
+// maxBatch bounds how many use cases share one commit.
+const maxBatch = 128
+
+var errStoreClosed = errors.New("store closed")
+
+type writeJob struct {
+	ctx  context.Context
+	f    func(*tx) error
+	done chan error
+}
+
+func (s *Store) groupTx(ctx context.Context, f func(*tx) error) error {
+	j := writeJob{ctx: ctx, f: f, done: make(chan error, 1)}
+	select {
+	case s.jobs <- j:
+	case <-s.closed:
+		return errStoreClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return <-j.done
+}
+
+func (s *Store) groupCommitter() {
+	defer s.wg.Done()
+	for {
+		var first writeJob
+		select {
+		case first = <-s.jobs:
+		case <-s.closed:
+			return
+		}
+		batch := []writeJob{first}
+	drain:
+		for len(batch) < maxBatch {
+			select {
+			case j := <-s.jobs:
+				batch = append(batch, j)
+			default:
+				break drain
+			}
+		}
+		s.runBatch(batch)
+	}
+}
+
+func (s *Store) runBatch(batch []writeJob) {
+	if len(batch) == 1 {
+		j := batch[0]
+		j.done <- s.soloTx(j.ctx, j.f)
+		return
+	}
+	fail := func(err error) {
+		for _, j := range batch {
+			j.done <- err
+		}
+	}
+	sqlTx, err := s.w.BeginTx(context.Background(), nil)
+	if err != nil {
+		fail(fmt.Errorf("begin: %w", err))
+		return
+	}
+	t := &tx{s: s, tx: sqlTx}
+	results := make([]error, len(batch))
+	for i, j := range batch {
+		if err := j.ctx.Err(); err != nil {
+			results[i] = err
+			continue
+		}
+		if _, err := sqlTx.Exec("SAVEPOINT uc"); err != nil {
+			sqlTx.Rollback()
+			fail(fmt.Errorf("savepoint: %w", err))
+			return
+		}
+		results[i] = j.f(t)
+		undo := "RELEASE uc"
+		if results[i] != nil {
+			undo = "ROLLBACK TO uc; RELEASE uc"
+		}
+		if _, err := sqlTx.Exec(undo); err != nil {
+			sqlTx.Rollback()
+			fail(fmt.Errorf("savepoint: %w", err))
+			return
+		}
+	}
+	if err := sqlTx.Commit(); err != nil {
+		fail(fmt.Errorf("commit: %w", err))
+		return
+	}
+	for i, j := range batch {
+		j.done <- results[i]
+	}
+}
