@@ -33,6 +33,7 @@ type config struct {
 	CheckoutLife     time.Duration
 	Currencies       []string
 	LogFormat        string
+	PprofAddr        string
 	Instance         string
 }
 
@@ -102,6 +103,7 @@ var settings = []setting{
 		return nil
 	}},
 	{"log-format", "PAYD_LOG_FORMAT", "text", "text or json", func(c *config, v string) error { c.LogFormat = v; return nil }},
+	{"pprof-addr", "PAYD_PPROF_ADDR", "", "serve net/http/pprof on this loopback address (off when empty)", func(c *config, v string) error { c.PprofAddr = v; return nil }},
 	{"instance", "PAYD_INSTANCE", "", "this instance's name in leases (default host:pid)", func(c *config, v string) error { c.Instance = v; return nil }},
 }
 

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"strings"
 	"sync"
@@ -114,6 +115,15 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		loop("rtp-auto", worker.AutoInterval, nil, 100, (&worker.AutoDecisions{Store: store, Clock: clock, Log: log}).RunOnce)
 	}
 
+	if c.PprofAddr != "" {
+		if err := servePprof(workCtx, c.PprofAddr, log); err != nil {
+			ln.Close()
+			stopWork()
+			wg.Wait()
+			return err
+		}
+	}
+
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	fmt.Fprintf(stdout, "payd %s (%s mode) listening on http://%s\n", version, c.Mode, addr)
@@ -160,5 +170,29 @@ func greet(ctx context.Context, store *sqlstore.Store, c *config, clock payd.Clo
 Get an access token:
   curl -s -X POST %s/v2/auth/token -H 'Content-Type: application/json' -d '{"clientId":"%s","clientSecret":"%s"}'
 `, cr.MerchantID, cr.ClientID, cr.ClientSecret, cr.SignatureKey, base, cr.ClientID, cr.ClientSecret)
+	return nil
+}
+
+// servePprof serves the Go profiler on a loopback address of its own, for
+// the profiles in BENCHMARKS.md; it is off unless PAYD_PPROF_ADDR is set.
+func servePprof(ctx context.Context, addr string, log *slog.Logger) error {
+	host, _, err := net.SplitHostPort(addr)
+	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("PAYD_PPROF_ADDR must be a loopback address, not %q", addr)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		<-ctx.Done()
+		srv.Close()
+	}()
+	go func() {
+		if err := srv.ListenAndServe(); err != nil && err != http.ErrServerClosed {
+			log.Error("pprof", "err", err)
+		}
+	}()
 	return nil
 }

@@ -43,6 +43,7 @@ type Store struct {
 	w      *sql.DB // writes (and, on PostgreSQL, everything)
 	r      *sql.DB // reads
 	binds  sync.Map
+	stmts  stmtCache
 	// notify is called after a transaction that queued callbacks or
 	// refunds commits, so the background loops can start at once.
 	notify func()
@@ -114,6 +115,7 @@ func (s *Store) Close() error {
 		}
 		s.wg.Wait()
 	}
+	s.stmts.close()
 	err := s.w.Close()
 	if s.r != s.w {
 		err = errors.Join(err, s.r.Close())
@@ -223,10 +225,16 @@ func (s *Store) soloTx(ctx context.Context, f func(*tx) error) error {
 }
 
 func (s *Store) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if st := s.stmts.get(ctx, s, s.r, q); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
 	return s.r.QueryContext(ctx, s.rebind(q), args...)
 }
 
 func (s *Store) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	if st := s.stmts.get(ctx, s, s.r, q); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
 	return s.r.QueryRowContext(ctx, s.rebind(q), args...)
 }
 
