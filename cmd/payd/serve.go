@@ -47,7 +47,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	log := newLogger(c, stderr)
+	logOut := newBufferedLog(stderr)
+	defer logOut.Close()
+	log := newLogger(c, logOut)
 	clock := payd.SystemClock{}
 	store, err := openStore(ctx, c, clock)
 	if err != nil {

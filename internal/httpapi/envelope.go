@@ -116,6 +116,10 @@ func fail(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 		items = pes
 	case errors.As(err, &pe):
 		items = []*payd.Error{pe}
+	case r.Context().Err() != nil:
+		// The client went away; nobody will read this answer.
+		log.InfoContext(r.Context(), "request abandoned by the client", "request_id", requestID(r.Context()), "err", err)
+		items = []*payd.Error{payd.E(payd.CodeInternal)}
 	default:
 		log.ErrorContext(r.Context(), "internal error", "request_id", requestID(r.Context()), "err", err)
 		items = []*payd.Error{payd.E(payd.CodeInternal)}
