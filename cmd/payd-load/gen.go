@@ -86,6 +86,10 @@ func (s *stats) String() string {
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d.Microseconds())/1000) }
 
+// rateLimit, when above zero, caps every drive at that many operations a
+// second (the -rate flag), for latency at a given load.
+var rateLimit float64
+
 // drive runs op from c workers until n operations or duration d, whichever
 // comes first. op returns the HTTP status (0 for a network error).
 func drive(ctx context.Context, name string, c, n int, d time.Duration, op func(ctx context.Context, i int) int) *stats {
@@ -96,6 +100,25 @@ func drive(ctx context.Context, name string, c, n int, d time.Duration, op func(
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	start := time.Now()
+	var slots chan struct{}
+	if rateLimit > 0 {
+		slots = make(chan struct{}, c)
+		go func() {
+			t := time.NewTicker(time.Duration(float64(time.Second) / rateLimit))
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+					select {
+					case slots <- struct{}{}:
+					default:
+					}
+				}
+			}
+		}()
+	}
 	for w := 0; w < c; w++ {
 		wg.Add(1)
 		go func() {
@@ -103,6 +126,13 @@ func drive(ctx context.Context, name string, c, n int, d time.Duration, op func(
 			lat := make([]time.Duration, 0, 1024)
 			errs := map[string]int{}
 			for ctx.Err() == nil {
+				if slots != nil {
+					select {
+					case <-slots:
+					case <-ctx.Done():
+						continue
+					}
+				}
 				i := int(next.Add(1)) - 1
 				if i >= n {
 					break

@@ -42,6 +42,7 @@ func runCmd(ctx context.Context, args []string) error {
 	pid := fs.Int("server-pid", 0, "payd's pid, to report its peak RSS")
 	credsFile := fs.String("creds", "", "seed-merchants.json from 'payd-load seed': rtp-list runs as its first merchant")
 	failOnError := fs.Bool("fail-on-error", false, "exit 1 if any request failed (CI smoke)")
+	fs.Float64Var(&rateLimit, "rate", 0, "cap each scenario at this many operations a second (0: as fast as it goes)")
 	fs.Parse(args)
 	if err := loopbackOnly(*target); err != nil {
 		return err

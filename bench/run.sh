@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Produces the figures of BENCHMARKS.md: builds payd and payd-load, and on
+# each database seeds 1,000,000 RTPs across 100 merchants, starts payd, and
+# runs every scenario with the floors measured in the same run.
+#   bench/run.sh [sqlite|postgres ...]   (default: both)   DURATION=10s C=32
+set -euo pipefail
+cd "$(dirname "$0")/.."
+D=${DURATION:-10s}
+C=${C:-32}
+PG=${PAYD_BENCH_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/test?sslmode=disable}
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+go build -o "$work/payd" ./cmd/payd
+go build -o "$work/payd-load" ./cmd/payd-load
+
+for engine in "${@:-sqlite postgres}"; do
+  for e in $engine; do
+    echo "=== $e ($(nproc) cores, $(go version | cut -d' ' -f3), c=$C, $D per scenario)"
+    if [ "$e" = sqlite ]; then
+      db="sqlite:$work/bench.db"
+    else
+      schema="bench_$$"
+      psql "$PG" -qc "DROP SCHEMA IF EXISTS $schema CASCADE; CREATE SCHEMA $schema"
+      db="$PG&search_path=$schema"
+    fi
+    (cd "$work" && ./payd-load seed -database-url "$db" -rtps "${RTPS:-1000000}" -merchants 100 -creds "$work/creds.json")
+    "$work/payd-load" startup -database-url "$db" -payd "$work/payd" -times 5
+    PAYD_DATABASE_URL="$db" PAYD_TOKEN_RATE_CLIENT=100000000 PAYD_TOKEN_RATE_ADDR=100000000 PAYD_TOKEN_TTL=1h \
+      "$work/payd" serve --addr 127.0.0.1:18181 > /dev/null 2> "$work/serve-$e.log" &
+    pid=$!
+    until curl -sf http://127.0.0.1:18181/readyz > /dev/null; do sleep 0.1; done
+    L="$work/payd-load run -target http://127.0.0.1:18181 -database-url $db -c $C -server-pid $pid -creds $work/creds.json"
+    $L -d "$D" -scenarios http-floor,storage-floor,token,rtp-create,rtp-get,rtp-list,qr-pay,checkout-create
+    peak=$($L -d "$D" -scenarios rtp-create | sed -n 's/.* \([0-9]*\) req\/s .*/\1/p' | head -1)
+    echo "--- rtp-create at half its peak rate ($((peak / 2))/s):"
+    $L -d "$D" -rate $((peak / 2)) -scenarios rtp-create
+    echo "--- callbacks, 30 s:"
+    $L -d 30s -scenarios rtp-flow
+    kill $pid; wait $pid 2>/dev/null || true
+    [ "$e" = postgres ] && psql "$PG" -qc "DROP SCHEMA $schema CASCADE"
+  done
+done
