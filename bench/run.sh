@@ -37,6 +37,6 @@ for engine in "${@:-sqlite postgres}"; do
     echo "--- callbacks, 30 s:"
     $L -d 30s -scenarios rtp-flow
     kill $pid; wait $pid 2>/dev/null || true
-    [ "$e" = postgres ] && psql "$PG" -qc "DROP SCHEMA $schema CASCADE"
+    if [ "$e" = postgres ]; then psql "$PG" -qc "DROP SCHEMA $schema CASCADE"; fi
   done
 done
