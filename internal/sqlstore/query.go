@@ -55,7 +55,8 @@ func escapeLike(s string) string {
 
 // orderBy sorts by col, then by the tie-breakers ascending, as the
 // contract's lists require. A missing value of a nullable column sorts
-// before any present one, in either direction.
+// before any present one, in either direction (NULLS FIRST, which both
+// engines understand and which SQLite serves from an ascending index).
 func orderBy(col string, nullable, desc bool, ties ...string) string {
 	dir := " ASC"
 	if desc {
@@ -63,13 +64,11 @@ func orderBy(col string, nullable, desc bool, ties ...string) string {
 	}
 	var b strings.Builder
 	b.WriteString(" ORDER BY ")
-	if nullable {
-		b.WriteString("CASE WHEN ")
-		b.WriteString(col)
-		b.WriteString(" IS NULL THEN 0 ELSE 1 END, ")
-	}
 	b.WriteString(col)
 	b.WriteString(dir)
+	if nullable {
+		b.WriteString(" NULLS FIRST")
+	}
 	for _, t := range ties {
 		if t == col {
 			continue
