@@ -302,8 +302,9 @@ func (r *runner) rtpFlow(ctx context.Context) (*stats, error) {
 		}
 		return s
 	})
-	// Wait for the stragglers, up to 20 s.
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	// Wait for the stragglers, up to 30 s: longer than a failed first
+	// attempt's retry (10 s + jitter) plus an attempt's 10 s timeout.
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		mu.Lock()
 		done := len(arrived) >= len(accepted)
 		mu.Unlock()
@@ -317,6 +318,7 @@ func (r *runner) rtpFlow(ctx context.Context) (*stats, error) {
 	for pay := range accepted {
 		if _, ok := arrived[pay]; !ok {
 			lost++
+			fmt.Printf("callback of payment %s has not arrived\n", pay)
 		}
 	}
 	cs := &callbackStats{Delays: delays, Lost: lost, Dups: dups}

@@ -207,6 +207,20 @@ func (s *Store) inTx(ctx context.Context, f func(*tx) error) error {
 	return s.soloTx(ctx, f)
 }
 
+// write1 runs one statement as a use case of its own: on PostgreSQL in
+// autocommit (one round trip instead of BEGIN, the statement and COMMIT;
+// a single statement is atomic either way), on SQLite through group commit.
+func (s *Store) write1(ctx context.Context, q string, args ...any) error {
+	if s.jobs != nil {
+		return s.inTx(ctx, func(t *tx) error {
+			_, err := t.exec(ctx, q, args...)
+			return err
+		})
+	}
+	_, err := s.w.ExecContext(ctx, s.rebind(q), args...)
+	return err
+}
+
 // soloTx runs f in a transaction of its own.
 func (s *Store) soloTx(ctx context.Context, f func(*tx) error) error {
 	sqlTx, err := s.w.BeginTx(ctx, nil)

@@ -127,11 +127,8 @@ func (s *Store) SetMerchantActive(ctx context.Context, id string, active bool) e
 // IssueToken stores the hash of a new access token for the merchant.
 func (s *Store) IssueToken(ctx context.Context, m *payd.Merchant, ttl time.Duration, now time.Time) (string, error) {
 	tok := payd.NewToken()
-	err := s.inTx(ctx, func(t *tx) error {
-		_, err := t.exec(ctx, `INSERT INTO tokens (hash, merchant_id, secret_version, issued_at, expires_at)
-			VALUES (?, ?, ?, ?, ?)`, payd.HashSecret(tok), m.ID, m.SecretVersion, ms(now), ms(now.Add(ttl)))
-		return err
-	})
+	err := s.write1(ctx, `INSERT INTO tokens (hash, merchant_id, secret_version, issued_at, expires_at)
+		VALUES (?, ?, ?, ?, ?)`, payd.HashSecret(tok), m.ID, m.SecretVersion, ms(now), ms(now.Add(ttl)))
 	if err != nil {
 		return "", fmt.Errorf("issue token: %w", err)
 	}

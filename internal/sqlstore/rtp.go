@@ -32,16 +32,14 @@ func scanRTP(sc interface{ Scan(...any) error }) (*payd.RTP, error) {
 
 // CreateRTP stores a new RTP.
 func (s *Store) CreateRTP(ctx context.Context, r *payd.RTP) error {
-	return s.inTx(ctx, func(t *tx) error {
-		_, err := t.exec(ctx, "INSERT INTO rtps ("+rtpCols+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			r.ID, r.MerchantID, r.Alias, r.Amount, r.Currency, r.Description, nullStr(r.OrderID), nullStr(r.TerminalID),
-			nullStr(r.CallbackURL), nullStr(r.RedirectURL), string(r.Status), nullStr(r.CancelReason), nullStr(r.PayID),
-			nullStr(r.AutoAction), nullMS(r.AutoAt), ms(r.CreatedAt), ms(r.UpdatedAt), ms(r.ExpiresAt))
-		if err != nil {
-			return fmt.Errorf("create rtp: %w", err)
-		}
-		return nil
-	})
+	err := s.write1(ctx, "INSERT INTO rtps ("+rtpCols+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		r.ID, r.MerchantID, r.Alias, r.Amount, r.Currency, r.Description, nullStr(r.OrderID), nullStr(r.TerminalID),
+		nullStr(r.CallbackURL), nullStr(r.RedirectURL), string(r.Status), nullStr(r.CancelReason), nullStr(r.PayID),
+		nullStr(r.AutoAction), nullMS(r.AutoAt), ms(r.CreatedAt), ms(r.UpdatedAt), ms(r.ExpiresAt))
+	if err != nil {
+		return fmt.Errorf("create rtp: %w", err)
+	}
+	return nil
 }
 
 // RTP reads one of the merchant's RTPs as of now (expiry applied).
