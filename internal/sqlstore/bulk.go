@@ -48,7 +48,7 @@ func (s *Store) SeedRTPs(ctx context.Context, merchantIDs []string, n int, now t
 		}
 	}
 	if s.engine == Postgres {
-		_, err := s.w.ExecContext(ctx, "ANALYZE rtps")
+		_, err := s.w.ExecContext(ctx, "VACUUM ANALYZE rtps") // as autovacuum would have by now
 		return err
 	}
 	_, err := s.w.ExecContext(ctx, "ANALYZE")
