@@ -12,7 +12,7 @@ import (
 const callbackCols = `id, merchant_id, event, subject_id, url, body, ts, signature, state, attempts,
 	schedule_start, next_attempt_at, created_at, delivered_at, last_status, last_error`
 
-func scanCallback(sc interface{ Scan(...any) error }) (*payd.Callback, error) {
+func scanCallback(sc scanner) (*payd.Callback, error) {
 	var c payd.Callback
 	var event, body, state string
 	var next, created int64
@@ -54,15 +54,8 @@ func (s *Store) ClaimCallbacks(ctx context.Context, owner string, now time.Time,
 		if err != nil {
 			return fmt.Errorf("claim callbacks: %w", err)
 		}
-		defer rows.Close()
-		for rows.Next() {
-			c, err := scanCallback(rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, c)
-		}
-		return rows.Err()
+		out, err = scanAll(rows, scanCallback)
+		return err
 	})
 	return out, err
 }
@@ -126,16 +119,7 @@ func (s *Store) Callbacks(ctx context.Context, state payd.CallbackState, limitN 
 	if err != nil {
 		return nil, fmt.Errorf("list callbacks: %w", err)
 	}
-	defer rows.Close()
-	var out []*payd.Callback
-	for rows.Next() {
-		c, err := scanCallback(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return scanAll(rows, scanCallback)
 }
 
 // Callback reads one callback.

@@ -97,7 +97,7 @@ const checkoutCols = `c.id, c.merchant_id, c.status, c.amount, c.currency, c.cal
 	c.order_json, c.has_payer, c.payer_name, c.payer_email, c.payer_phone, c.payer_ip, c.payer_user_agent, c.method, c.qr_id,
 	c.payment_id, c.created_at, c.updated_at, c.expires_at, c.completed_at, c.failed_at, c.cancelled_at`
 
-func scanCheckout(sc interface{ Scan(...any) error }) (*payd.Checkout, error) {
+func scanCheckout(sc scanner) (*payd.Checkout, error) {
 	var c payd.Checkout
 	var status string
 	var cb, succ, fail, order, pname, pemail, pphone, pip, pua, method, qr, pay sql.NullString
@@ -422,17 +422,11 @@ func (s *Store) Checkouts(ctx context.Context, f CheckoutFilter, now time.Time) 
 	if err != nil {
 		return nil, 0, fmt.Errorf("list checkouts: %w", err)
 	}
-	defer rows.Close()
-	var out []*payd.Checkout
-	for rows.Next() {
-		c, err := scanCheckout(rows)
-		if err != nil {
-			return nil, 0, err
-		}
+	out, err := scanAll(rows, scanCheckout)
+	for _, c := range out {
 		c.Observe(now)
-		out = append(out, c)
 	}
-	return out, total, rows.Err()
+	return out, total, err
 }
 
 // PaymentsByID reads the merchant's payments with the given ids.
@@ -450,15 +444,11 @@ func (s *Store) PaymentsByID(ctx context.Context, merchantID string, ids []strin
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		p, err := scanPayment(rows)
-		if err != nil {
-			return nil, err
-		}
+	ps, err := scanAll(rows, scanPayment)
+	for _, p := range ps {
 		out[p.ID] = p
 	}
-	return out, rows.Err()
+	return out, err
 }
 
 // ExpireCheckouts writes Abandoned and Expired on checkouts past their

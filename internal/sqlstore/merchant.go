@@ -12,7 +12,7 @@ import (
 const merchantCols = `m.id, m.name, m.client_id, m.secret_hash, m.secret_version, m.signature_key,
 	m.active, m.commission_bp, m.iban, m.mcc, m.created_at`
 
-func scanMerchant(sc interface{ Scan(...any) error }) (*payd.Merchant, error) {
+func scanMerchant(sc scanner) (*payd.Merchant, error) {
 	var m payd.Merchant
 	var active int
 	var iban sql.NullString
@@ -62,16 +62,7 @@ func (s *Store) Merchants(ctx context.Context) ([]*payd.Merchant, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list merchants: %w", err)
 	}
-	defer rows.Close()
-	var out []*payd.Merchant
-	for rows.Next() {
-		m, err := scanMerchant(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, m)
-	}
-	return out, rows.Err()
+	return scanAll(rows, scanMerchant)
 }
 
 // Merchant reads one merchant.

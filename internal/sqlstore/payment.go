@@ -18,7 +18,7 @@ const paymentCols = `p.id, p.merchant_id, p.kind, p.rtp_id, p.qr_id, p.extension
 
 const paymentFrom = ` FROM payments p JOIN merchants m ON m.id = p.merchant_id`
 
-func scanPayment(sc interface{ Scan(...any) error }) (*payd.Payment, error) {
+func scanPayment(sc scanner) (*payd.Payment, error) {
 	var p payd.Payment
 	var kind string
 	var rtp, qr, ext, co, desc, order, term, sname, siban, mask, appr, iban sql.NullString
@@ -211,14 +211,6 @@ func (s *Store) Payments(ctx context.Context, f PaymentFilter) ([]*payd.Payment,
 	if err != nil {
 		return nil, 0, fmt.Errorf("list payments: %w", err)
 	}
-	defer rows.Close()
-	var out []*payd.Payment
-	for rows.Next() {
-		p, err := scanPayment(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, p)
-	}
-	return out, total, rows.Err()
+	out, err := scanAll(rows, scanPayment)
+	return out, total, err
 }

@@ -41,7 +41,7 @@ func moneyArg(m *payd.Money) any {
 	return int64(*m)
 }
 
-func scanQR(sc interface{ Scan(...any) error }) (*payd.QR, error) {
+func scanQR(sc scanner) (*payd.QR, error) {
 	var q payd.QR
 	var typ, at, status string
 	var term, ext, extStatus, desc, order, cb, redir, co, reason sql.NullString
@@ -64,7 +64,7 @@ func scanQR(sc interface{ Scan(...any) error }) (*payd.QR, error) {
 const extCols = `x.id, x.qr_id, x.merchant_id, x.status, x.amount, x.amount_min, x.amount_max, x.description, x.order_id,
 	x.callback_url, x.redirect_url, x.created_at, x.updated_at, x.expires_at`
 
-func scanExtension(sc interface{ Scan(...any) error }) (*payd.Extension, error) {
+func scanExtension(sc scanner) (*payd.Extension, error) {
 	var e payd.Extension
 	var status string
 	var order, cb, redir sql.NullString
@@ -354,17 +354,11 @@ func (s *Store) QRs(ctx context.Context, f QRFilter, now time.Time) ([]*payd.QR,
 	if err != nil {
 		return nil, 0, fmt.Errorf("list qrs: %w", err)
 	}
-	defer rows.Close()
-	var out []*payd.QR
-	for rows.Next() {
-		q, err := scanQR(rows)
-		if err != nil {
-			return nil, 0, err
-		}
+	out, err := scanAll(rows, scanQR)
+	for _, q := range out {
 		q.Observe(now, s.qrInactivity())
-		out = append(out, q)
 	}
-	return out, total, rows.Err()
+	return out, total, err
 }
 
 // ExtensionFilter selects extensions for the list.

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"strconv"
 	"strings"
 	"time"
@@ -97,4 +98,21 @@ func (s *Store) count(ctx context.Context, q string, args []any) (int, error) {
 	var n int
 	err := s.queryRow(ctx, q, args...).Scan(&n)
 	return n, err
+}
+
+// scanner is what a row scanner reads from: *sql.Row or *sql.Rows.
+type scanner interface{ Scan(...any) error }
+
+// scanAll reads every row of rows with scan and closes rows.
+func scanAll[T any](rows *sql.Rows, scan func(scanner) (T, error)) ([]T, error) {
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
 }

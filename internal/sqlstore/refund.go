@@ -12,7 +12,7 @@ import (
 const refundCols = `id, merchant_id, payment_id, amount, currency, reason, callback_url, status, full_refund,
 	created_at, updated_at, executed_at, process_at`
 
-func scanRefund(sc interface{ Scan(...any) error }) (*payd.Refund, error) {
+func scanRefund(sc scanner) (*payd.Refund, error) {
 	var r payd.Refund
 	var cb sql.NullString
 	var status string

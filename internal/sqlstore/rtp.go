@@ -13,7 +13,7 @@ import (
 const rtpCols = `id, merchant_id, alias, amount, currency, description, order_id, terminal_id, callback_url,
 	redirect_url, status, cancel_reason, pay_id, auto_action, auto_at, created_at, updated_at, expires_at`
 
-func scanRTP(sc interface{ Scan(...any) error }) (*payd.RTP, error) {
+func scanRTP(sc scanner) (*payd.RTP, error) {
 	var r payd.RTP
 	var order, term, cb, redir, reason, pay, auto sql.NullString
 	var autoAt sql.NullInt64
@@ -289,15 +289,9 @@ func (s *Store) RTPs(ctx context.Context, f payd.RTPFilter, now time.Time) ([]*p
 	if err != nil {
 		return nil, 0, fmt.Errorf("list rtps: %w", err)
 	}
-	defer rows.Close()
-	var out []*payd.RTP
-	for rows.Next() {
-		r, err := scanRTP(rows)
-		if err != nil {
-			return nil, 0, err
-		}
+	out, err := scanAll(rows, scanRTP)
+	for _, r := range out {
 		r.Observe(now)
-		out = append(out, r)
 	}
-	return out, total, rows.Err()
+	return out, total, err
 }
