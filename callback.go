@@ -171,6 +171,15 @@ func RTPAcceptedFields(r *RTP, p *Payment) Fields {
 	}
 }
 
+// RTPRejectedFields is the signed part of a test-reject result: no
+// payment fields, and no callback is sent for it.
+func RTPRejectedFields(r *RTP) Fields {
+	return Fields{
+		Str("rtpId", r.ID), Str("rtpStatus", string(RTPRejected)), Str("orderId", r.OrderID),
+		Amt("amount", r.Amount), Str("currency", r.Currency),
+	}
+}
+
 // RefundAcceptedFields is the result of the refund.accepted callback (§6.4).
 func RefundAcceptedFields(rf *Refund, p *Payment) Fields {
 	return Fields{

@@ -102,14 +102,12 @@ type Extension struct {
 // QRInput is a QR creation request after decoding (POST …/qr and
 // POST …/qr/hybrid), and ExtensionInput an extension's.
 type QRInput struct {
-	Type        string
-	AmountType  string
-	Currency    string
-	TerminalID  string
-	Ext         ExtensionInput // Static/Dynamic: the QR's own terms
-	HasExt      bool           // hybrid: an extension was given
-	ExpiresRaw  string
-	Description string
+	Type       string
+	AmountType string
+	Currency   string
+	TerminalID string
+	Ext        ExtensionInput // Static/Dynamic: the QR's own terms
+	HasExt     bool           // hybrid: an extension was given
 }
 
 // ExtensionInput is the payable terms of a request.

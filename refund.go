@@ -93,9 +93,6 @@ func NewRefund(p *Payment, in RefundInput, now time.Time, delay time.Duration) (
 	if refundable <= 0 {
 		return nil, E(CodeAlreadyRefunded, "payId", p.ID)
 	}
-	if in.RTPOnly && p.RequestedRefund > 0 {
-		return nil, E(CodeAlreadyRefunded, "payId", p.ID)
-	}
 	amount := refundable
 	if in.Amount != nil {
 		amount = *in.Amount

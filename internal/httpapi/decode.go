@@ -56,10 +56,7 @@ func withNotFound(a area, name string, nf func(string) *payd.Error) area {
 
 // errorRequest builds the "body missing or malformed" error of the area.
 func (a area) errorRequest(code, detail string) *payd.Error {
-	switch code {
-	case payd.CodeCheckoutMissing:
-		return payd.E(code, "parameter", "body")
-	case payd.CodeCheckoutFormat:
+	if code == payd.CodeCheckoutMissing || code == payd.CodeCheckoutFormat {
 		return payd.E(code, "parameter", "body")
 	}
 	return payd.E(code, "error", detail)

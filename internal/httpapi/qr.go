@@ -1,9 +1,6 @@
 package httpapi
 
 import (
-	"context"
-	"time"
-
 	"errors"
 
 	"payd"
@@ -263,7 +260,7 @@ func (s *Server) handleTestPay(c *call) error {
 	if err := o.err(in.Validate()); err != nil {
 		return err
 	}
-	q, p, err := s.PayQR(c.r.Context(), c.m, in, c.now)
+	q, p, err := s.store.PayQR(c.r.Context(), c.m, in, c.now)
 	if err != nil {
 		return s.qrError(c, err, in.QRID)
 	}
@@ -282,12 +279,6 @@ func payInput(o *object) payd.PayInput {
 		}
 	}
 	return in
-}
-
-// PayQR pays a QR (test-pay); a checkout's QR completes its checkout in the
-// same transaction once the checkout area exists.
-func (s *Server) PayQR(ctx context.Context, m *payd.Merchant, in payd.PayInput, now time.Time) (*payd.QR, *payd.Payment, error) {
-	return s.store.PayQR(ctx, m, in, now)
 }
 
 // handleQRPaymentGet is GET /v2/instant/payments/{payId}.

@@ -136,15 +136,7 @@ func (s *Server) handleRTPTestReject(c *call) error {
 	if err != nil {
 		return s.rtpError(c, err, id)
 	}
-	return c.respond(acceptResult(RTPRejectedFields(r), c.m.SignatureKey))
-}
-
-// RTPRejectedFields is the signed part of a test-reject result.
-func RTPRejectedFields(r *payd.RTP) payd.Fields {
-	return payd.Fields{
-		payd.Str("rtpId", r.ID), payd.Str("rtpStatus", string(payd.RTPRejected)), payd.Str("orderId", r.OrderID),
-		payd.Amt("amount", r.Amount), payd.Str("currency", r.Currency),
-	}
+	return c.respond(acceptResult(payd.RTPRejectedFields(r), c.m.SignatureKey))
 }
 
 var rtpSortFields = []string{"orderId", "type", "amount", "status", "createdAt", "expiresAt"}

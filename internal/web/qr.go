@@ -110,7 +110,7 @@ func (p *Pages) qrImageOrPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if ext == "" {
-		p.renderQR(w, r, http.StatusOK, q, "", "", nil)
+		p.renderQR(w, r, http.StatusOK, q, "", nil)
 		return
 	}
 	size := 256
@@ -143,7 +143,7 @@ type qrView struct {
 	Payment  *payd.Payment
 }
 
-func (p *Pages) renderQR(w http.ResponseWriter, r *http.Request, status int, q *payd.QR, errMsg string, _ string, paid *payd.Payment) {
+func (p *Pages) renderQR(w http.ResponseWriter, r *http.Request, status int, q *payd.QR, errMsg string, paid *payd.Payment) {
 	lang := language(r)
 	m, err := p.store.Merchant(r.Context(), q.MerchantID)
 	if err != nil {
@@ -198,7 +198,7 @@ func (p *Pages) qrPay(w http.ResponseWriter, r *http.Request) {
 		in.Amount = &a
 	}
 	if err := in.Validate(); err != nil {
-		p.renderQR(w, r, http.StatusBadRequest, q, messages[lang]["form.invalid"]+" "+err.Error(), "", nil)
+		p.renderQR(w, r, http.StatusBadRequest, q, messages[lang]["form.invalid"]+" "+err.Error(), nil)
 		return
 	}
 	q2, pay, err := p.store.PayQR(r.Context(), m, in, p.clock.Now())
@@ -207,9 +207,9 @@ func (p *Pages) qrPay(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case errors.As(err, &pe) && pe.Code == payd.CodeQRState, errors.Is(err, payd.ErrConflict):
 			q, _ = p.store.QR(r.Context(), "", id, p.clock.Now())
-			p.renderQR(w, r, http.StatusConflict, q, messages[lang]["qr.notPayable"], "", nil)
+			p.renderQR(w, r, http.StatusConflict, q, messages[lang]["qr.notPayable"], nil)
 		case errors.As(err, &pe):
-			p.renderQR(w, r, http.StatusBadRequest, q, messages[lang]["form.invalid"]+" "+pe.Message, "", nil)
+			p.renderQR(w, r, http.StatusBadRequest, q, messages[lang]["form.invalid"]+" "+pe.Message, nil)
 		default:
 			p.log.Error("qr pay", "err", err)
 			p.plain(w, http.StatusInternalServerError, "Internal error.")
@@ -220,5 +220,5 @@ func (p *Pages) qrPay(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, q2.RedirectURL, http.StatusSeeOther)
 		return
 	}
-	p.renderQR(w, r, http.StatusOK, q2, "", "", pay)
+	p.renderQR(w, r, http.StatusOK, q2, "", pay)
 }
