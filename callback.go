@@ -39,10 +39,13 @@ const (
 // same transaction as the change that causes it. Body, signature header and
 // timestamp are fixed at creation so every attempt sends the same bytes.
 type Callback struct {
-	ID            string
-	MerchantID    string
-	Event         Event
-	SubjectID     string // payId, refundId or checkoutId
+	ID         string
+	MerchantID string
+	Event      Event
+	SubjectID  string   // payId, refundId or checkoutId
+	ObjectID   string   // the object it is about: the rtpId, qrId, checkoutId or refundId
+	Objects    []string // every id it is about (the object's, the payment's, …), to find it by
+
 	URL           string
 	Body          []byte
 	Timestamp     int64  // Unix ms at creation; X-Signature-Timestamp
@@ -65,6 +68,28 @@ func NewCallback(event Event, merchant *Merchant, subjectID, url string, body []
 		Body: body, Timestamp: ts, Signature: "sha256=" + HMACSignature(merchant.SignatureKey, body, ts),
 		State: CallbackPending, NextAttemptAt: now, CreatedAt: now,
 	}
+}
+
+// About records which objects a callback is about: main (the rtpId, qrId,
+// checkoutId or refundId) and the other ids of the change; empty ids are
+// skipped.
+func (c *Callback) About(main string, others ...string) *Callback {
+	c.ObjectID = main
+	seen := map[string]bool{}
+	for _, id := range append([]string{main, c.SubjectID}, others...) {
+		if id != "" && !seen[id] {
+			seen[id] = true
+			c.Objects = append(c.Objects, id)
+		}
+	}
+	return c
+}
+
+// Resign gives a callback a fresh X-Signature-Timestamp (now) and the
+// X-Signature that goes with it; the body, and the signature in it, stay.
+func (c *Callback) Resign(key string, now time.Time) {
+	c.Timestamp = now.UnixMilli()
+	c.Signature = "sha256=" + HMACSignature(key, c.Body, c.Timestamp)
 }
 
 // HMACSignature is Base64(HMAC-SHA256(key, body + "." + timestamp)), the

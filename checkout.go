@@ -1,6 +1,7 @@
 package payd
 
 import (
+	"math/big"
 	"net/mail"
 	"net/netip"
 	"regexp"
@@ -60,6 +61,15 @@ const (
 
 // Quantity is an item quantity in thousandths (at most 3 decimals).
 type Quantity int64
+
+// Times is the line total of unit price m at this quantity, rounded half
+// up to the minor unit (quantities have three decimals).
+func (q Quantity) Times(m Money) Money {
+	p := new(big.Int).Mul(big.NewInt(int64(m)), big.NewInt(int64(q)))
+	p.Add(p, big.NewInt(500))
+	p.Quo(p, big.NewInt(1000))
+	return Money(p.Int64())
+}
 
 // String renders the quantity as its shortest decimal: 1, 2.5, 0.125.
 func (q Quantity) String() string {
@@ -302,14 +312,19 @@ func (c *Checkout) Open(now time.Time) bool {
 func (c *Checkout) OffersQR() bool { return c.Currency == "MDL" }
 
 // SelectMethod records the payer's choice of method; switching is allowed.
-// It reports whether the checkout's QR must be created.
-func (c *Checkout) SelectMethod(now time.Time, method string) (needQR bool, err error) {
+// Card is offered only when a card acquirer is configured (cards); a
+// deactivated merchant's checkout (active false) offers nothing. It
+// reports whether the checkout's QR must be created.
+func (c *Checkout) SelectMethod(now time.Time, method string, cards, active bool) (needQR bool, err error) {
 	c.Observe(now)
-	if c.Status.Terminal() {
+	if c.Status.Terminal() || !active {
 		return false, c.stateError()
 	}
 	switch method {
 	case MethodCard:
+		if !cards {
+			return false, checkoutFormat("method")
+		}
 	case MethodMiaQr:
 		if !c.OffersQR() {
 			return false, checkoutFormat("method")
@@ -427,7 +442,7 @@ func luhn(n string) bool {
 	return sum%10 == 0
 }
 
-// Approved reports whether the sandbox approves the (well-formed) card.
+// Approved reports whether the sandbox's acquirer approves the (well-formed) card.
 func (c Card) Approved() bool {
 	return c.Number == ApprovedCard && c.Expiry == ApprovedCardExpiry && c.CVV == ApprovedCardCVV
 }

@@ -1,3 +1,5 @@
+//go:generate go run ./internal/httpapi/errorsdoc docs/errors.md
+
 package payd
 
 import (
@@ -100,6 +102,7 @@ const (
 	CodeIdempotencyBusy     = "90008"
 	CodeUnavailable         = "90009"
 	CodeMethodNotAllowed    = "90010"
+	CodeCallbackNotFound    = "90011"
 )
 
 var templates = map[string]string{
@@ -154,7 +157,12 @@ var templates = map[string]string{
 	CodeIdempotencyBusy:     "A request with idempotency key '{key}' is in progress.",
 	CodeUnavailable:         "Service unavailable.",
 	CodeMethodNotAllowed:    "Method {method} is not allowed for {path}.",
+	CodeCallbackNotFound:    "Callback '{callbackId}' not found.",
 }
+
+// Template is the message template of an error code ("" if unknown):
+// {name} stands for the value of errorArgs[name].
+func Template(code string) string { return templates[code] }
 
 // Codes lists every error code of the contract, sorted.
 func Codes() []string {

@@ -23,7 +23,27 @@ type Merchant struct {
 	IBAN          string // "" when unset
 	MCC           string
 	CreatedAt     time.Time
+	// The sandbox's test clock: the merchant's time is real time plus
+	// ClockOffset, and never before ClockFloor.
+	ClockOffset time.Duration
+	ClockFloor  time.Time
 }
+
+// MaxClockAdvance is the most one test-clock advance may move (365 days).
+const MaxClockAdvance = 365 * 24 * time.Hour
+
+// Now is the merchant's time when the real time is real: the sandbox's
+// test clock moves it forward (production merchants have no offset).
+func (m *Merchant) Now(real time.Time) time.Time {
+	t := real.Add(m.ClockOffset)
+	if t.Before(m.ClockFloor) {
+		return m.ClockFloor
+	}
+	return t
+}
+
+// HasClock reports whether the merchant's time differs from real time.
+func (m *Merchant) HasClock() bool { return m.ClockOffset != 0 || !m.ClockFloor.IsZero() }
 
 // Credentials are what an operator hands a new merchant once. The secret is
 // never stored or shown again.

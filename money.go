@@ -123,6 +123,16 @@ func (m Money) AppendText(b []byte) []byte {
 // MarshalJSON renders the amount as a JSON number with two decimals.
 func (m Money) MarshalJSON() ([]byte, error) { return m.AppendText(nil), nil }
 
+// UnmarshalJSON reads a JSON number with at most two decimals, exactly.
+func (m *Money) UnmarshalJSON(b []byte) error {
+	v, err := ParseMoney(string(b))
+	if err != nil {
+		return err
+	}
+	*m = v
+	return nil
+}
+
 // Commission is round-half-up(amount × rate ÷ 10000), rate in basis points.
 func Commission(amount Money, rateBP int) Money {
 	return Money((int64(amount)*int64(rateBP) + 5000) / 10000)

@@ -37,7 +37,8 @@ type Payment struct {
 	SenderIBAN      string
 	CardMask        string // first 6 and last 4 digits; never the full number
 	ApprovalCode    string
-	Failed          bool // a declined card
+	NetworkRef      string // the rail's reference of the credit (pacs.008 transaction id); "" in the sandbox
+	Failed          bool   // a declined card
 	RequestedRefund Money
 	Refunded        Money
 	FirstRefundedAt time.Time // zero when no refund was accepted

@@ -41,23 +41,26 @@ type Refund struct {
 	ProcessAt   time.Time // when the processor moves it on
 }
 
+// ProcessedAt is the refund record's executedAt: "when the refund was
+// created or processed" — its creation time while Created or Requested,
+// its execution time once Accepted, the time of its outcome when Rejected
+// or Manual. Never empty, as the real clients' schema requires a date-time.
+func (r *Refund) ProcessedAt() time.Time {
+	switch r.Status {
+	case RefundAccepted:
+		return r.ExecutedAt
+	case RefundRejected, RefundManual:
+		return r.UpdatedAt
+	}
+	return r.CreatedAt
+}
+
 // Type is Full or Partial.
 func (r *Refund) Type() string {
 	if r.Full {
 		return "Full"
 	}
 	return "Partial"
-}
-
-// Outcome is the final status the sandbox processor gives a refund.
-func (r *Refund) Outcome() RefundStatus {
-	switch r.Reason {
-	case ReasonTestReject:
-		return RefundRejected
-	case ReasonTestManual:
-		return RefundManual
-	}
-	return RefundAccepted
 }
 
 // RefundInput is a refund request after decoding.

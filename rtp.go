@@ -170,29 +170,17 @@ func checkURL(errs *Errors, urls URLRules, name, u string) {
 	}
 }
 
-// NewRTP creates the RTP a valid input asks for, as the bank would: stored
-// and delivered (Active) for an ordinary alias, only stored (Created) for an
-// unreachable one, refused for an alias that is not enrolled.
+// NewRTP creates the RTP a valid input asks for: stored and delivered
+// (Active) at one instant. The sandbox's network then treats its test
+// aliases specially (package rails/sandbox).
 func NewRTP(in RTPInput, merchantID string, now time.Time) (*RTP, error) {
-	if in.Alias == AliasNotEnrolled {
-		return nil, E(CodeAliasNotEnrolled, "alias", in.Alias)
-	}
-	r := &RTP{
+	return &RTP{
 		ID: NewID(now), MerchantID: merchantID, Alias: in.Alias,
 		Amount: *in.Amount, Currency: in.Currency, Description: in.Description,
 		OrderID: in.OrderID, TerminalID: in.TerminalID,
 		CallbackURL: in.CallbackURL, RedirectURL: in.RedirectURL,
 		Status: RTPActive, CreatedAt: now, UpdatedAt: now, ExpiresAt: *in.ExpiresAt,
-	}
-	switch in.Alias {
-	case AliasUnreachable:
-		r.Status = RTPCreated
-	case AliasAutoAccept:
-		r.AutoAction, r.AutoAt = "accept", now.Add(AutoDecisionDelay)
-	case AliasAutoReject:
-		r.AutoAction, r.AutoAt = "reject", now.Add(AutoDecisionDelay)
-	}
-	return r, nil
+	}, nil
 }
 
 // Observe applies the passage of time: an open RTP whose deadline has come

@@ -23,7 +23,7 @@ func seedCmd(ctx context.Context, args []string) error {
 	merchants := fs.Int("merchants", 100, "across how many merchants")
 	out := fs.String("creds", "seed-merchants.json", "where to write the merchants' credentials")
 	fs.Parse(args)
-	store, err := sqlstore.Open(*dbURL)
+	store, err := openStore(*dbURL)
 	if err != nil {
 		return err
 	}
@@ -92,4 +92,24 @@ func startupCmd(ctx context.Context, args []string) error {
 	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
 	fmt.Printf("ready after: median %v, max %v (%d starts)\n", ds[len(ds)/2].Round(time.Millisecond), ds[len(ds)-1].Round(time.Millisecond), len(ds))
 	return nil
+}
+
+// openStore opens the database payd serves, with payd's secret key
+// (PAYD_SECRET_KEY or PAYD_SECRET_KEY_FILE, else the sandbox's key file
+// beside a SQLite database), so the merchants it creates are sealed as
+// payd's own are.
+func openStore(dbURL string) (*sqlstore.Store, error) {
+	key, _, err := sqlstore.LoadSecretKey(dbURL, os.Getenv("PAYD_SECRET_KEY"), os.Getenv("PAYD_SECRET_KEY_FILE"), true)
+	if err != nil {
+		return nil, err
+	}
+	store, err := sqlstore.Open(dbURL)
+	if err != nil {
+		return nil, err
+	}
+	if err := store.SetSecretKey(key); err != nil {
+		store.Close()
+		return nil, err
+	}
+	return store, nil
 }

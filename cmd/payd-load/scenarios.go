@@ -47,7 +47,7 @@ func runCmd(ctx context.Context, args []string) error {
 	if err := loopbackOnly(*target); err != nil {
 		return err
 	}
-	store, err := sqlstore.Open(*dbURL)
+	store, err := openStore(*dbURL)
 	if err != nil {
 		return err
 	}

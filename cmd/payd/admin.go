@@ -7,6 +7,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
 
 	"payd"
 	"payd/internal/sqlstore"
@@ -37,6 +41,37 @@ func printJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
+// isTerminal reports whether w is a terminal (a character device).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// printList writes a list as JSON (with --json, or when the output is not
+// a terminal, so scripts read JSON) or as a table for a person.
+func printList(w io.Writer, asJSON bool, v any, header []string, rows [][]string) error {
+	return writeList(w, asJSON || !isTerminal(w), v, header, rows)
+}
+
+func writeList(w io.Writer, asJSON bool, v any, header []string, rows [][]string) error {
+	if asJSON {
+		return printJSON(w, v)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	if len(rows) == 0 {
+		fmt.Fprintln(tw, "(none)")
+	}
+	return tw.Flush()
+}
+
 type merchantView struct {
 	MerchantID   string `json:"merchantId"`
 	Name         string `json:"name"`
@@ -48,7 +83,7 @@ type merchantView struct {
 	CreatedAt    string `json:"createdAt"`
 }
 
-func merchant(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+func merchant(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprintln(stdout, "usage: payd merchant create|list|rotate-secret|activate|deactivate")
 		return errUsage
@@ -56,7 +91,11 @@ func merchant(ctx context.Context, args []string, getenv func(string) string, st
 	sub, args := args[0], args[1:]
 	var name, iban, mcc string
 	var commission int
+	var asJSON bool
 	extra := func(fs *flag.FlagSet) {
+		if sub == "list" {
+			fs.BoolVar(&asJSON, "json", false, "print JSON (the default when the output is not a terminal)")
+		}
 		if sub == "create" {
 			fs.StringVar(&name, "name", "", "display name (required)")
 			fs.IntVar(&commission, "commission", 0, "commission rate in basis points (0–10000)")
@@ -69,7 +108,7 @@ func merchant(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	clock := payd.SystemClock{}
-	store, err := openStore(ctx, c, clock)
+	store, err := openStore(ctx, c, clock, stderr)
 	if err != nil {
 		return err
 	}
@@ -90,11 +129,13 @@ func merchant(ctx context.Context, args []string, getenv func(string) string, st
 			return err
 		}
 		out := make([]merchantView, len(ms))
+		rows := make([][]string, len(ms))
 		for i, m := range ms {
 			out[i] = merchantView{MerchantID: m.ID, Name: m.Name, ClientID: m.ClientID, Active: m.Active,
 				CommissionBP: m.CommissionBP, IBAN: m.IBAN, MCC: m.MCC, CreatedAt: payd.FormatTime(m.CreatedAt)}
+			rows[i] = []string{m.ID, m.Name, m.ClientID, strconv.FormatBool(m.Active), strconv.Itoa(m.CommissionBP), m.IBAN, out[i].CreatedAt}
 		}
-		return printJSON(stdout, out)
+		return printList(stdout, asJSON, out, []string{"MERCHANT", "NAME", "CLIENT ID", "ACTIVE", "COMMISSION BP", "IBAN", "CREATED"}, rows)
 	case "rotate-secret", "activate", "deactivate":
 		if fs.NArg() != 1 {
 			return fmt.Errorf("merchant %s needs one merchant id or client id", sub)
@@ -137,7 +178,7 @@ type callbackView struct {
 	LastError   string `json:"lastError,omitempty"`
 }
 
-func callbacks(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+func callbacks(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprintln(stdout, "usage: payd callbacks list [--state S] | resend ID")
 		return errUsage
@@ -145,10 +186,12 @@ func callbacks(ctx context.Context, args []string, getenv func(string) string, s
 	sub, args := args[0], args[1:]
 	var state string
 	var limit int
+	var asJSON bool
 	extra := func(fs *flag.FlagSet) {
 		if sub == "list" {
 			fs.StringVar(&state, "state", "", "pending, delivered or failed")
 			fs.IntVar(&limit, "limit", 100, "how many, newest first")
+			fs.BoolVar(&asJSON, "json", false, "print JSON (the default when the output is not a terminal)")
 		}
 	}
 	c, fs, err := loadConfig("callbacks "+sub, args, getenv, stdout, extra)
@@ -156,7 +199,7 @@ func callbacks(ctx context.Context, args []string, getenv func(string) string, s
 		return err
 	}
 	clock := payd.SystemClock{}
-	store, err := openStore(ctx, c, clock)
+	store, err := openStore(ctx, c, clock, stderr)
 	if err != nil {
 		return err
 	}
@@ -173,6 +216,7 @@ func callbacks(ctx context.Context, args []string, getenv func(string) string, s
 			return err
 		}
 		out := make([]callbackView, len(cbs))
+		rows := make([][]string, len(cbs))
 		for i, cb := range cbs {
 			v := callbackView{ID: cb.ID, MerchantID: cb.MerchantID, Event: string(cb.Event), SubjectID: cb.SubjectID,
 				URL: cb.URL, State: string(cb.State), Attempts: cb.Attempts, CreatedAt: payd.FormatTime(cb.CreatedAt),
@@ -184,8 +228,9 @@ func callbacks(ctx context.Context, args []string, getenv func(string) string, s
 				v.DeliveredAt = payd.FormatTime(cb.DeliveredAt)
 			}
 			out[i] = v
+			rows[i] = []string{v.ID, v.Event, v.SubjectID, v.State, strconv.Itoa(v.Attempts), strconv.Itoa(v.LastStatus), v.CreatedAt}
 		}
-		return printJSON(stdout, out)
+		return printList(stdout, asJSON, out, []string{"CALLBACK", "EVENT", "SUBJECT", "STATE", "ATTEMPTS", "LAST STATUS", "CREATED"}, rows)
 	case "resend":
 		if fs.NArg() != 1 {
 			return errors.New("callbacks resend needs one callback id")
@@ -203,4 +248,77 @@ func callbacks(ctx context.Context, args []string, getenv func(string) string, s
 		return nil
 	}
 	return fmt.Errorf("unknown callbacks command %q", sub)
+}
+
+// keysCmd is "payd keys rotate": every sealed secret is opened with the old
+// operator key (given once, here) and sealed again under the new one
+// (PAYD_SECRET_KEY or PAYD_SECRET_KEY_FILE), in one transaction. Stop every
+// instance first, then start them with the new key.
+func keysCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "rotate" {
+		fmt.Fprintln(stderr, "usage: payd keys rotate --old-key BASE64 | --old-key-file FILE  (the new key in PAYD_SECRET_KEY or PAYD_SECRET_KEY_FILE)")
+		return errUsage
+	}
+	var oldKey, oldFile string
+	c, _, err := loadConfig("keys rotate", args[1:], getenv, stderr, func(fs *flag.FlagSet) {
+		fs.StringVar(&oldKey, "old-key", "", "the previous PAYD_SECRET_KEY (Base64)")
+		fs.StringVar(&oldFile, "old-key-file", "", "a file holding the previous key")
+	})
+	if err != nil {
+		return err
+	}
+	if oldKey == "" && oldFile == "" {
+		return errors.New("keys rotate needs --old-key or --old-key-file")
+	}
+	if c.SecretKey == "" && c.SecretKeyFile == "" {
+		return errors.New("keys rotate needs the new key in PAYD_SECRET_KEY or PAYD_SECRET_KEY_FILE")
+	}
+	old, _, err := sqlstore.LoadSecretKey(c.DatabaseURL, oldKey, oldFile, false)
+	if err != nil {
+		return fmt.Errorf("old key: %w", err)
+	}
+	newKey, _, err := sqlstore.LoadSecretKey(c.DatabaseURL, c.SecretKey, c.SecretKeyFile, false)
+	if err != nil {
+		return err
+	}
+	store, err := sqlstore.Open(c.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	if err := store.SetSecretKey(newKey); err != nil {
+		return err
+	}
+	if _, err := store.Migrate(ctx, payd.SystemClock{}.Now()); err != nil {
+		return err
+	}
+	n, err := store.RotateSecretKey(ctx, old)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "re-sealed %d secrets under the new key\n", n)
+	return nil
+}
+
+// backup is "payd backup PATH": a consistent online copy of the SQLite
+// database. Keep the secret key (PAYD_SECRET_KEY, or the sandbox's PATH.key
+// file) with it: without the key the signature keys cannot be read.
+func backup(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	c, fs, err := loadConfig("backup", args, getenv, stderr, nil)
+	if err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("usage: payd backup PATH")
+	}
+	store, err := openStore(ctx, c, payd.SystemClock{}, stderr)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	if err := store.Backup(ctx, fs.Arg(0)); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "backed up to %s; keep the secret key with it\n", fs.Arg(0))
+	return nil
 }

@@ -208,10 +208,10 @@ func TestCallbackQueuedWhileServerDown(t *testing.T) {
 		m, _ := store.Merchant(t.Context(), cr.MerchantID)
 		amount, exp := payd.Money(100), clock.Now().Add(time.Hour)
 		r, _ := payd.NewRTP(payd.RTPInput{Alias: "37369112221", Amount: &amount, ExpiresAt: &exp, Currency: "MDL", Description: "d", CallbackURL: h.srv.URL}, m.ID, clock.Now())
-		if err := store.CreateRTP(t.Context(), r); err != nil {
+		if err := store.CreateRTP(t.Context(), m, r); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := store.AcceptRTP(t.Context(), m, r.ID, nil, clock.Now()); err != nil {
+		if _, _, err := store.CreditRTP(t.Context(), m.ID, payd.Credit{TargetID: r.ID, PayerName: payd.TestRTPPayer, PayerIBAN: payd.TestIBAN}, clock.Now()); err != nil {
 			t.Fatal(err)
 		}
 		startServer(t, map[string]string{"PAYD_DATABASE_URL": dbURL})

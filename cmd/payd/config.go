@@ -5,7 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/netip"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -34,7 +36,15 @@ type config struct {
 	Currencies       []string
 	LogFormat        string
 	PprofAddr        string
+	MetricsAddr      string
+	Retention        time.Duration
+	SecretKey        string
+	SecretKeyFile    string
 	Instance         string
+	Rails            string // sandbox or iso20022
+	RailsURL         string
+	RailsKey         string
+	CallbackAllow    []netip.Prefix
 }
 
 func (c *config) sandbox() bool { return c.Mode == "sandbox" }
@@ -47,7 +57,13 @@ type setting struct {
 
 var settings = []setting{
 	{"addr", "PAYD_ADDR", "127.0.0.1:8080", "address to listen on", func(c *config, v string) error { c.Addr = v; return nil }},
-	{"database-url", "PAYD_DATABASE_URL", "sqlite:data/payd.db", "postgres://… or a SQLite file (sqlite:PATH or a path)", func(c *config, v string) error { c.DatabaseURL = v; return nil }},
+	{"database-url", "PAYD_DATABASE_URL", "sqlite:data/payd.db", "postgres://… or a SQLite file (sqlite:PATH or a path)", func(c *config, v string) error {
+		if err := checkDatabaseURL(v); err != nil {
+			return err
+		}
+		c.DatabaseURL = v
+		return nil
+	}},
 	{"mode", "PAYD_MODE", "sandbox", "sandbox or production", func(c *config, v string) error {
 		if v != "sandbox" && v != "production" {
 			return fmt.Errorf("mode must be sandbox or production, not %q", v)
@@ -85,8 +101,22 @@ var settings = []setting{
 		}
 		return nil
 	}},
+	{"callback-allow", "PAYD_CALLBACK_ALLOW", "", "address ranges (CIDR, comma-separated) callbacks may reach even in production, e.g. the operator's own network", func(c *config, v string) error {
+		c.CallbackAllow = nil
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p == "" {
+				continue
+			}
+			pr, err := netip.ParsePrefix(p)
+			if err != nil {
+				return fmt.Errorf("bad address range %q (want CIDR, e.g. 10.1.0.0/16)", p)
+			}
+			c.CallbackAllow = append(c.CallbackAllow, pr)
+		}
+		return nil
+	}},
 	{"callback-lease", "PAYD_CALLBACK_LEASE", "30s", "how long an instance holds a claimed callback before another may take it", durationSetting(func(c *config) *time.Duration { return &c.CallbackLease })},
-	{"token-rate-client", "PAYD_TOKEN_RATE_CLIENT", "20", "token requests per minute per clientId", intSetting(func(c *config) *int { return &c.TokenRateClient })},
+	{"token-rate-client", "PAYD_TOKEN_RATE_CLIENT", "20", "token requests per minute per clientId and source address", intSetting(func(c *config) *int { return &c.TokenRateClient })},
 	{"token-rate-addr", "PAYD_TOKEN_RATE_ADDR", "60", "token requests per minute per source address", intSetting(func(c *config) *int { return &c.TokenRateAddr })},
 	{"refund-delay", "PAYD_REFUND_DELAY", "1s", "sandbox refund processing time", durationSetting(func(c *config) *time.Duration { return &c.RefundDelay })},
 	{"qr-inactivity", "PAYD_QR_INACTIVITY", "720h", "idle period after which Static and Hybrid QRs become Inactive", durationSetting(func(c *config) *time.Duration { return &c.QRInactivity })},
@@ -103,7 +133,20 @@ var settings = []setting{
 		return nil
 	}},
 	{"log-format", "PAYD_LOG_FORMAT", "text", "text or json", func(c *config, v string) error { c.LogFormat = v; return nil }},
+	{"retention", "PAYD_RETENTION", "2160h", "delivered callbacks and their attempts, delivered rails orders and the rails inbox are deleted after this long", durationSetting(func(c *config) *time.Duration { return &c.Retention })},
+	{"secret-key", "PAYD_SECRET_KEY", "", "the operator key sealing signature keys at rest: 32 bytes in Base64 (required in production)", func(c *config, v string) error { c.SecretKey = v; return nil }},
+	{"secret-key-file", "PAYD_SECRET_KEY_FILE", "", "a file holding PAYD_SECRET_KEY (the sandbox on SQLite makes PATH.key beside its database when neither is set)", func(c *config, v string) error { c.SecretKeyFile = v; return nil }},
+	{"metrics-addr", "PAYD_METRICS_ADDR", "", "serve /metrics on this address of its own (production serves it nowhere else)", func(c *config, v string) error { c.MetricsAddr = v; return nil }},
 	{"pprof-addr", "PAYD_PPROF_ADDR", "", "serve net/http/pprof on this loopback address (off when empty)", func(c *config, v string) error { c.PprofAddr = v; return nil }},
+	{"rails", "PAYD_RAILS", "", "the payment networks' adapter: sandbox (the only one in sandbox mode) or iso20022 (required in production)", func(c *config, v string) error {
+		if v != "" && v != "sandbox" && v != "iso20022" {
+			return fmt.Errorf("rails must be sandbox or iso20022, not %q", v)
+		}
+		c.Rails = v
+		return nil
+	}},
+	{"rails-url", "PAYD_RAILS_URL", "", "the ISO 20022 connector's URL (iso20022 rails)", func(c *config, v string) error { c.RailsURL = v; return nil }},
+	{"rails-key", "PAYD_RAILS_KEY", "", "the shared secret signing rails messages both ways (iso20022 rails)", func(c *config, v string) error { c.RailsKey = v; return nil }},
 	{"instance", "PAYD_INSTANCE", "", "this instance's name in leases (default host:pid)", func(c *config, v string) error { c.Instance = v; return nil }},
 }
 
@@ -175,6 +218,9 @@ func loadConfig(name string, args []string, getenv func(string) string, out io.W
 		c.CallbackSchedule = worker.DefaultSchedule
 	}
 	if c.PublicURL == "" {
+		if !c.sandbox() {
+			return nil, nil, fmt.Errorf("PAYD_PUBLIC_URL: production needs the https URL payers and merchants reach this service at (e.g. https://pay.example.com)")
+		}
 		return c, fs, nil // serve derives it from the address it listens on
 	}
 	u, err := url.Parse(c.PublicURL)
@@ -186,3 +232,51 @@ func loadConfig(name string, args []string, getenv func(string) string, out io.W
 	}
 	return c, fs, nil
 }
+
+// checkRails enforces which rails each mode may use: the sandbox's
+// simulated network only in sandbox mode, a real one in production. serve
+// checks it; operator commands that only touch the database do not.
+func (c *config) checkRails() error {
+	if c.sandbox() {
+		if c.Rails == "iso20022" {
+			return fmt.Errorf("PAYD_RAILS: sandbox mode uses the sandbox rails only; iso20022 needs PAYD_MODE=production")
+		}
+		c.Rails = "sandbox"
+		return nil
+	}
+	switch c.Rails {
+	case "":
+		return fmt.Errorf("PAYD_RAILS: production needs real rails: set PAYD_RAILS=iso20022 with PAYD_RAILS_URL and PAYD_RAILS_KEY")
+	case "sandbox":
+		return fmt.Errorf("PAYD_RAILS: the sandbox rails move no money and are refused in production; set PAYD_RAILS=iso20022")
+	}
+	u, err := url.Parse(c.RailsURL)
+	if c.RailsURL == "" || err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return fmt.Errorf("PAYD_RAILS_URL: the connector's http(s) URL is required with PAYD_RAILS=iso20022")
+	}
+	if len(c.RailsKey) < 16 {
+		return fmt.Errorf("PAYD_RAILS_KEY: a shared secret of at least 16 characters is required with PAYD_RAILS=iso20022")
+	}
+	return nil
+}
+
+var schemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*:`)
+
+// checkDatabaseURL accepts postgres://…, postgresql://…, sqlite:PATH or a
+// plain path, and refuses any other scheme (a typo must not silently
+// become a SQLite file named "mysql:").
+func checkDatabaseURL(v string) error {
+	switch {
+	case strings.HasPrefix(v, "postgres://"), strings.HasPrefix(v, "postgresql://"), strings.HasPrefix(v, "sqlite:"):
+		return nil
+	case schemeRE.MatchString(v):
+		return fmt.Errorf("%q is not a database payd can use: give postgres://…, postgresql://…, sqlite:PATH or a file path", redact(v))
+	}
+	return nil
+}
+
+var userinfoRE = regexp.MustCompile(`(://[^:/@\s]*):[^@/\s]*@`)
+
+// redact hides the password of every URL in s (user info "user:secret@"
+// becomes "user:xxxxx@"), for anything payd prints or logs.
+func redact(s string) string { return userinfoRE.ReplaceAllString(s, "$1:xxxxx@") }

@@ -156,29 +156,13 @@ func TestCrashRecovery(t *testing.T) {
 				}
 			},
 		}
-		stop := make(chan struct{})
-		var wg sync.WaitGroup
-		for w := 0; w < 4; w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					ops[rand.IntN(len(ops))]()
-				}
-			}()
-		}
+		stop := load(4, func(<-chan struct{}) { ops[rand.IntN(len(ops))]() })
 		for k := 0; k < kills; k++ {
 			time.Sleep(time.Duration(150+rand.IntN(600)) * time.Millisecond)
 			p.kill()
 			p.start()
 		}
-		close(stop)
-		wg.Wait()
+		stop()
 		l.checkAfterSettling(t, dbURL, hooks, kills)
 	})
 }

@@ -21,11 +21,40 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
+// version is set at build time with -ldflags "-X main.version=…"; without
+// it the module version from the build info is used.
 var version = "dev"
+
+// versionLine is "payd VERSION (commit COMMIT, built DATE)" from the build
+// info Go records (the VCS revision and time of the checkout it was built
+// from; "+dirty" when it had uncommitted changes).
+func versionLine() string {
+	v, commit, date := version, "unknown", "unknown"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if v == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			v = bi.Main.Version
+		}
+		dirty := ""
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				commit = s.Value
+			case "vcs.time":
+				date = s.Value
+			case "vcs.modified":
+				if s.Value == "true" {
+					dirty = "+dirty"
+				}
+			}
+		}
+		commit += dirty
+	}
+	return fmt.Sprintf("payd %s (commit %s, built %s)", v, commit, date)
+}
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -38,7 +67,9 @@ func main() {
 // arguments, environment and streams, so tests can run it in-process.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	cmd := "serve"
-	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		cmd = "help"
+	} else if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
 		cmd, args = args[0], args[1:]
 	}
 	var err error
@@ -48,12 +79,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "migrate":
 		err = migrate(ctx, args, getenv, stdout)
 	case "merchant":
-		err = merchant(ctx, args, getenv, stdout)
+		err = merchant(ctx, args, getenv, stdout, stderr)
 	case "callbacks":
-		err = callbacks(ctx, args, getenv, stdout)
+		err = callbacks(ctx, args, getenv, stdout, stderr)
+	case "backup":
+		err = backup(ctx, args, getenv, stdout, stderr)
+	case "keys":
+		err = keysCmd(ctx, args, getenv, stdout, stderr)
 	case "version":
-		fmt.Fprintln(stdout, "payd", version)
-	case "help", "-h", "--help":
+		fmt.Fprintln(stdout, versionLine())
+	case "help":
 		fmt.Fprint(stdout, usage)
 	default:
 		fmt.Fprintf(stderr, "payd: unknown command %q\n\n%s", cmd, usage)
@@ -63,7 +98,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if err == errUsage {
 			return 2
 		}
-		fmt.Fprintln(stderr, "payd:", err)
+		fmt.Fprintln(stderr, "payd:", redact(err.Error()))
 		return 1
 	}
 	return 0
@@ -73,10 +108,12 @@ const usage = `Usage:
   payd [serve] [flags]             serve the API and the hosted pages (default)
   payd migrate [flags]             apply database migrations
   payd merchant create --name NAME [--commission BP] [--iban IBAN] [--mcc MCC]
-  payd merchant list
+  payd merchant list [--json]
   payd merchant rotate-secret MERCHANT_OR_CLIENT_ID
-  payd callbacks list [--state pending|delivered|failed] [--limit N]
+  payd callbacks list [--state pending|delivered|failed] [--limit N] [--json]
   payd callbacks resend CALLBACK_ID
+  payd keys rotate --old-key BASE64 | --old-key-file FILE   re-seal every signature key under PAYD_SECRET_KEY
+  payd backup PATH                 a consistent copy of a SQLite database while it serves (PostgreSQL: pg_dump)
   payd version
 
 Run "payd serve -h" for the settings; each flag has a PAYD_* variable.

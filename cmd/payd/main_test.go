@@ -4,16 +4,21 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"payd"
+	"payd/internal/sqlstore/storetest"
 )
 
 // server is payd's run() serving on port 0 in the background.
@@ -31,7 +36,7 @@ func startServer(t *testing.T, env map[string]string) *server {
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	s := &server{done: make(chan int, 1), stop: cancel}
-	getenv := func(k string) string { return env[k] }
+	getenv := withTestKey(env)
 	go func() {
 		code := run(ctx, []string{"serve", "--addr", "127.0.0.1:0"}, getenv, pw, io.Discard)
 		pw.Close()
@@ -105,13 +110,30 @@ func do(t *testing.T, req *http.Request) (int, map[string]any) {
 	return res.StatusCode, v
 }
 
+// withTestKey is env with the test operator key, unless it names one.
+func withTestKey(env map[string]string) func(string) string {
+	return func(k string) string {
+		if k == "PAYD_SECRET_KEY" && env["PAYD_SECRET_KEY"] == "" && env["PAYD_SECRET_KEY_FILE"] == "" && env["NO_TEST_KEY"] == "" {
+			return storetest.SecretKeyB64
+		}
+		return env[k]
+	}
+}
+
 func runCmd(t *testing.T, env map[string]string, args ...string) (string, int) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code := run(context.Background(), args, func(k string) string { return env[k] }, &out, &errOut)
+	code := run(context.Background(), args, withTestKey(env), &out, &errOut)
 	if code != 0 {
 		t.Logf("payd %v: exit %d, stderr: %s", args, code, errOut.String())
 	}
+	return out.String(), code
+}
+
+// runAll is runCmd returning stdout and stderr together.
+func runAll(env map[string]string, args ...string) (string, int) {
+	var out bytes.Buffer
+	code := run(context.Background(), args, withTestKey(env), &out, &out)
 	return out.String(), code
 }
 
@@ -235,4 +257,265 @@ func TestSlowClientsAreCutOff(t *testing.T) {
 		t.Fatalf("the server kept the slow connection open: %v", err)
 	}
 	t.Logf("slow client cut off after %v", time.Since(start).Round(time.Millisecond))
+}
+
+// TestConfigHardening: database URLs of unknown schemes are refused, a
+// password never reaches the output, production needs an explicit https
+// public URL and warns on SQLite.
+func TestConfigHardening(t *testing.T) {
+	dir := t.TempDir()
+	for _, u := range []string{"mysql://x", "file:" + filepath.Join(dir, "a.db"), "redis://u:hunter2@h/0"} {
+		out, code := runAll(map[string]string{"PAYD_DATABASE_URL": u}, "migrate")
+		if code == 0 || !strings.Contains(out, "is not a database payd can use") {
+			t.Errorf("%s: exit %d, %q", u, code, out)
+		}
+		if strings.Contains(out, "hunter2") {
+			t.Errorf("the password was printed: %q", out)
+		}
+	}
+	for _, u := range []string{"sqlite:" + filepath.Join(dir, "b.db"), filepath.Join(dir, "c.db")} {
+		if out, code := runAll(map[string]string{"PAYD_DATABASE_URL": u}, "migrate"); code != 0 {
+			t.Errorf("%s refused: %q", u, out)
+		}
+	}
+	// A PostgreSQL URL with a password that cannot connect: the error hides it.
+	out, code := runAll(map[string]string{"PAYD_DATABASE_URL": "postgres://payd:hunter2@127.0.0.1:1/payd?connect_timeout=2"}, "migrate")
+	if code == 0 || strings.Contains(out, "hunter2") {
+		t.Errorf("unreachable postgres: exit %d, output %q", code, out)
+	}
+	if got := redact("postgres://payd:hunter2@db:5432/payd and postgresql://a:b@c/d"); got != "postgres://payd:xxxxx@db:5432/payd and postgresql://a:xxxxx@c/d" {
+		t.Errorf("redact = %q", got)
+	}
+	prod := map[string]string{"PAYD_DATABASE_URL": "sqlite:" + filepath.Join(dir, "p.db"), "PAYD_MODE": "production",
+		"PAYD_RAILS": "iso20022", "PAYD_RAILS_URL": "http://127.0.0.1:1/x", "PAYD_RAILS_KEY": "a-shared-secret-0123"}
+	var stderr bytes.Buffer
+	if code := run(t.Context(), []string{"serve", "--addr", "127.0.0.1:0"}, withTestKey(prod), io.Discard, &stderr); code == 0 ||
+		!strings.Contains(stderr.String(), "PAYD_PUBLIC_URL") {
+		t.Errorf("production without a public URL: exit %d, %q", code, stderr.String())
+	}
+	prod["PAYD_PUBLIC_URL"] = "http://payd.example"
+	stderr.Reset()
+	if code := run(t.Context(), []string{"serve", "--addr", "127.0.0.1:0"}, withTestKey(prod), io.Discard, &stderr); code == 0 ||
+		!strings.Contains(stderr.String(), "https") {
+		t.Errorf("production with an http public URL: exit %d, %q", code, stderr.String())
+	}
+	prod["PAYD_PUBLIC_URL"] = "https://payd.example"
+	ctx, cancel := context.WithCancel(t.Context())
+	stderr.Reset()
+	done := make(chan int)
+	pr, pw := io.Pipe()
+	var errBuf syncBuffer
+	go func() {
+		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0"}, withTestKey(prod), pw, &errBuf)
+		pw.Close()
+	}()
+	sc := bufio.NewScanner(pr)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), "listening on") {
+			break
+		}
+	}
+	go io.Copy(io.Discard, pr)
+	cancel()
+	<-done
+	if !strings.Contains(errBuf.String(), "warning: production on SQLite") {
+		t.Errorf("no SQLite warning in production: %q", errBuf.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// TestMetricsListener: in production /metrics is served on PAYD_METRICS_ADDR
+// and answers the envelope 404 on the public listener.
+func TestMetricsListener(t *testing.T) {
+	maddr := freeAddr(t)
+	env := map[string]string{"PAYD_DATABASE_URL": "sqlite:" + filepath.Join(t.TempDir(), "m.db"), "PAYD_MODE": "production",
+		"PAYD_PUBLIC_URL": "https://payd.example", "PAYD_RAILS": "iso20022", "PAYD_RAILS_URL": "http://127.0.0.1:1/none",
+		"PAYD_RAILS_KEY": "a-shared-secret-0123", "PAYD_METRICS_ADDR": maddr}
+	s := startServer(t, env)
+	res, err := http.Get(s.base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 404 || !strings.Contains(string(body), `"errorCode":"90000"`) {
+		t.Errorf("public /metrics in production: %d %s", res.StatusCode, body)
+	}
+	res, err = http.Get("http://" + maddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || !strings.Contains(string(body), "payd_callbacks_pending") {
+		t.Errorf("metrics listener: %d %.200s", res.StatusCode, body)
+	}
+}
+
+// TestSecretKeyAtRest: the sandbox on SQLite makes its key file beside the
+// database and says so; production refuses to start without a key; keys
+// written in plain text before sealing are sealed at start; payd keys
+// rotate re-seals every key under a new operator key.
+func TestSecretKeyAtRest(t *testing.T) {
+	dir := t.TempDir()
+	dbPath := filepath.Join(dir, "k.db")
+	env := map[string]string{"PAYD_DATABASE_URL": "sqlite:" + dbPath, "NO_TEST_KEY": "1"}
+	out, code := runAll(env, "merchant", "create", "--name", "Keys")
+	var cr payd.Credentials
+	if code != 0 || json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &cr) != nil {
+		t.Fatalf("merchant create: %d %s", code, out)
+	}
+	if !strings.Contains(out, "created the secret key file "+dbPath+".key") {
+		t.Errorf("the sandbox did not say it made a key file: %q", out)
+	}
+	oldKey, err := os.ReadFile(dbPath + ".key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := openDB(t, "sqlite:"+dbPath)
+	defer db.Close()
+	var stored string
+	db.QueryRow("SELECT signature_key FROM merchants").Scan(&stored)
+	if !strings.HasPrefix(stored, "enc1:") || strings.Contains(stored, cr.SignatureKey) {
+		t.Fatalf("signature key at rest: %q", stored)
+	}
+	// A key stored in plain text (before sealing existed) is sealed when serve starts.
+	legacyKey := "legacy-plain-signature-key"
+	if _, err := db.Exec("UPDATE merchants SET signature_key = ?", legacyKey); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, env)
+	s.shutdown(t)
+	db.QueryRow("SELECT signature_key FROM merchants").Scan(&stored)
+	if !strings.HasPrefix(stored, "enc1:") {
+		t.Errorf("the legacy key was not sealed at start: %q", stored)
+	}
+	// Production without a key refuses to start.
+	prod := map[string]string{"PAYD_DATABASE_URL": "sqlite:" + filepath.Join(dir, "p.db"), "PAYD_MODE": "production", "NO_TEST_KEY": "1",
+		"PAYD_PUBLIC_URL": "https://payd.example", "PAYD_RAILS": "iso20022", "PAYD_RAILS_URL": "http://127.0.0.1:1/x", "PAYD_RAILS_KEY": "a-shared-secret-0123"}
+	if out, code := runAll(prod, "serve", "--addr", "127.0.0.1:0"); code == 0 || !strings.Contains(out, "PAYD_SECRET_KEY") {
+		t.Errorf("production without a secret key: %d %q", code, out)
+	}
+	// Rotate to a new key; the merchant's signature key survives, under the new key only.
+	newKey := base64.StdEncoding.EncodeToString([]byte("another-operator-key-of-32-bytes"))
+	rot := map[string]string{"PAYD_DATABASE_URL": "sqlite:" + dbPath, "PAYD_SECRET_KEY": newKey}
+	if out, code := runAll(rot, "keys", "rotate", "--old-key-file", dbPath+".key"); code != 0 || !strings.Contains(out, "re-sealed 1 secrets") {
+		t.Fatalf("keys rotate: %d %q", code, out)
+	}
+	out, code = runAll(rot, "merchant", "rotate-secret", cr.ClientID)
+	var after payd.Credentials
+	if code != 0 || json.Unmarshal([]byte(out), &after) != nil || after.SignatureKey != legacyKey {
+		t.Errorf("after rotation the signature key reads %q (want %q): %d %s", after.SignatureKey, legacyKey, code, out)
+	}
+	old := map[string]string{"PAYD_DATABASE_URL": "sqlite:" + dbPath, "PAYD_SECRET_KEY": strings.TrimSpace(string(oldKey))}
+	if out, code := runAll(old, "merchant", "rotate-secret", cr.ClientID); code == 0 {
+		t.Errorf("the old key still opens the stored keys: %s", out)
+	}
+}
+
+// TestVersionFromBuildInfo: payd version names the commit and build time
+// Go recorded from the checkout; payd -h lists the subcommands.
+func TestVersionFromBuildInfo(t *testing.T) {
+	rev, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Skip("not a git checkout")
+	}
+	bin := filepath.Join(t.TempDir(), "payd")
+	if out, err := exec.Command("go", "build", "-buildvcs=true", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "version").Output()
+	if err != nil || !strings.Contains(string(out), "commit "+strings.TrimSpace(string(rev))) || strings.Contains(string(out), "built unknown") {
+		t.Errorf("payd version = %q, %v; want commit %s and a build time", out, err, rev)
+	}
+	help, _ := runAll(nil, "-h")
+	for _, sub := range []string{"serve", "migrate", "merchant create", "merchant list", "callbacks list", "keys rotate", "backup", "version"} {
+		if !strings.Contains(help, "payd "+sub) {
+			t.Errorf("payd -h does not list %q:\n%s", sub, help)
+		}
+	}
+}
+
+// TestBackupRestoreDrill backs up a SQLite database while payd serves
+// writes, restores the copy into a new instance, and finds there every
+// RTP acknowledged before the backup began.
+func TestBackupRestoreDrill(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{"PAYD_DATABASE_URL": "sqlite:" + filepath.Join(dir, "live.db"), "PAYD_TOKEN_TTL": "1h"}
+	cr := newMerchantCreds(t, env)
+	p := startProc(t, env, freeAddr(t))
+	defer p.stop()
+	c := &client{http: &http.Client{Timeout: 5 * time.Second}, token: token(t, p.base, cr)}
+	var mu sync.Mutex
+	var acked []string
+	stop := load(3, func(<-chan struct{}) {
+		s, v := c.do("POST", p.base+"/v2/rtp", map[string]any{"alias": "37369112221", "amount": 10, "currency": "MDL",
+			"description": "drill", "expiresAt": payd.FormatTime(time.Now().Add(time.Hour))})
+		if s == 200 {
+			mu.Lock()
+			acked = append(acked, str(result(v), "rtpId"))
+			mu.Unlock()
+		}
+	})
+	time.Sleep(500 * time.Millisecond)
+	mu.Lock()
+	before := append([]string(nil), acked...)
+	mu.Unlock()
+	copyPath := filepath.Join(dir, "copy.db")
+	if out, code := runAll(env, "backup", copyPath); code != 0 || !strings.Contains(out, "backed up to") {
+		t.Fatalf("backup under load: %d %s", code, out)
+	}
+	time.Sleep(200 * time.Millisecond)
+	stop()
+	if len(before) == 0 {
+		t.Fatal("no writes were acknowledged before the backup")
+	}
+	if out, code := runAll(env, "backup", copyPath); code == 0 {
+		t.Errorf("a backup over an existing file: %s", out)
+	}
+	// Restore: a new instance on the copy.
+	restored := startProc(t, map[string]string{"PAYD_DATABASE_URL": "sqlite:" + copyPath, "PAYD_TOKEN_TTL": "1h"}, freeAddr(t))
+	defer restored.stop()
+	rc := &client{http: &http.Client{Timeout: 5 * time.Second}, token: token(t, restored.base, cr)}
+	for _, id := range before {
+		if s, _ := rc.do("GET", restored.base+"/v2/rtp/"+id, nil); s != 200 {
+			t.Errorf("RTP %s acknowledged before the backup is missing from the restore: %d", id, s)
+		}
+	}
+	t.Logf("%d RTPs acknowledged before the backup, %d in all; every one before it restored", len(before), len(acked))
+}
+
+// TestListOutput: list commands print JSON with --json or into a pipe, and
+// a table for a person.
+func TestListOutput(t *testing.T) {
+	env := map[string]string{"PAYD_DATABASE_URL": "sqlite:" + filepath.Join(t.TempDir(), "l.db")}
+	newMerchantCreds(t, env)
+	for _, args := range [][]string{{"merchant", "list", "--json"}, {"merchant", "list"}, {"callbacks", "list", "--json"}} {
+		out, code := runCmd(t, env, args...)
+		var v []map[string]any
+		if code != 0 || json.Unmarshal([]byte(out), &v) != nil {
+			t.Errorf("payd %v: %d %q is not a JSON list", args, code, out)
+		}
+	}
+	var b bytes.Buffer
+	rows := [][]string{{"01a1fd38", "Shop", "true"}}
+	if err := writeList(&b, false, nil, []string{"MERCHANT", "NAME", "ACTIVE"}, rows); err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Split(strings.TrimSpace(b.String()), "\n"); len(lines) != 2 || !strings.HasPrefix(lines[0], "MERCHANT  NAME  ACTIVE") ||
+		!strings.HasPrefix(lines[1], "01a1fd38  Shop  true") {
+		t.Errorf("table:\n%s", b.String())
+	}
 }

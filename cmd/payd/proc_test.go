@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"payd"
+	"payd/internal/sqlstore/storetest"
 )
 
 // The crash and multi-instance tests run the real binary, built once.
@@ -68,7 +69,7 @@ func freeAddr(t *testing.T) string {
 func startProc(t *testing.T, env map[string]string, addr string) *proc {
 	t.Helper()
 	p := &proc{t: t, addr: addr, base: "http://" + addr, logs: &bytes.Buffer{}}
-	p.env = append(os.Environ(), "PAYD_ADDR="+addr, "PAYD_LOG_FORMAT=json")
+	p.env = append(os.Environ(), "PAYD_ADDR="+addr, "PAYD_LOG_FORMAT=json", "PAYD_SECRET_KEY="+storetest.SecretKeyB64)
 	for k, v := range env {
 		p.env = append(p.env, k+"="+v)
 	}
@@ -203,4 +204,26 @@ func newMerchantCreds(t *testing.T, env map[string]string) payd.Credentials {
 		t.Fatalf("merchant create: %d %s", code, out)
 	}
 	return cr
+}
+
+// load runs op in n goroutines until the returned stop is called; stop
+// waits for them to finish. op gets a channel closed at stop.
+func load(n int, op func(stop <-chan struct{})) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := 0; w < n; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				op(done)
+			}
+		}()
+	}
+	return func() { close(done); wg.Wait() }
 }

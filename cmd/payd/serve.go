@@ -16,6 +16,8 @@ import (
 
 	"payd"
 	"payd/internal/httpapi"
+	"payd/internal/rails/iso20022"
+	"payd/internal/rails/sandbox"
 	"payd/internal/sqlstore"
 	"payd/internal/web"
 	"payd/internal/webhook"
@@ -29,10 +31,25 @@ func newLogger(c *config, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, nil))
 }
 
-// openStore opens and migrates the database.
-func openStore(ctx context.Context, c *config, clock payd.Clock) (*sqlstore.Store, error) {
+// openStore opens and migrates the database, with the operator's secret
+// key (made beside the database for a sandbox on SQLite; note says so).
+func openStore(ctx context.Context, c *config, clock payd.Clock, note io.Writer) (*sqlstore.Store, error) {
+	key, created, err := sqlstore.LoadSecretKey(c.DatabaseURL, c.SecretKey, c.SecretKeyFile, c.sandbox())
+	if errors.Is(err, sqlstore.ErrNoSecretKey) && c.sandbox() {
+		err = fmt.Errorf("%w (the sandbox makes one only beside a SQLite database)", err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if created != "" {
+		fmt.Fprintf(note, "payd: created the secret key file %s: it seals the signature keys in the database; keep it with the database\n", created)
+	}
 	store, err := sqlstore.Open(c.DatabaseURL)
 	if err != nil {
+		return nil, err
+	}
+	if err := store.SetSecretKey(key); err != nil {
+		store.Close()
 		return nil, err
 	}
 	if _, err := store.Migrate(ctx, clock.Now()); err != nil {
@@ -47,16 +64,28 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
+	if err := c.checkRails(); err != nil {
+		return err
+	}
 	logOut := newBufferedLog(stderr)
 	defer logOut.Close()
 	log := newLogger(c, logOut)
 	clock := payd.SystemClock{}
-	store, err := openStore(ctx, c, clock)
+	store, err := openStore(ctx, c, clock, stderr)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
 	store.SetQRInactivity(c.QRInactivity)
+	if n, err := store.SealLegacy(ctx); err != nil {
+		return fmt.Errorf("seal stored secrets: %w", err)
+	} else if n > 0 {
+		log.Info("sealed secrets written before sealing existed", "count", n)
+	}
+	if !c.sandbox() && store.Engine() == sqlstore.SQLite {
+		fmt.Fprintln(stderr, "payd: warning: production on SQLite: one instance only, and backups are yours to make; PostgreSQL is the production database")
+		log.Warn("production mode on SQLite")
+	}
 
 	ln, err := net.Listen("tcp", c.Addr)
 	if err != nil {
@@ -80,6 +109,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 
 	callbacksWake, refundsWake := worker.NewWaker(), worker.NewWaker()
 	store.SetNotify(func() { callbacksWake.Wake(); refundsWake.Wake() })
+	store.SetRailsOrders(c.Rails == "iso20022")
 
 	pages := web.New(web.Config{Sandbox: c.sandbox(), PublicURL: c.PublicURL}, store, clock, log)
 	api := httpapi.New(httpapi.Config{
@@ -106,17 +136,40 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		go func() { defer wg.Done(); worker.Run(workCtx, log, name, every, wake, full, pass) }()
 	}
 	delivery := &worker.Delivery{
-		Store: store, Client: webhook.NewClient(c.sandbox()), Clock: clock, Log: log, Owner: instance,
+		Store: store, Client: webhook.NewClientAllowing(c.sandbox(), c.CallbackAllow), Clock: clock, Log: log, Owner: instance,
 		Schedule: c.CallbackSchedule, Lease: c.CallbackLease, Attempts: worker.NewAttemptsCounter(api.Registry()),
+		Clocked: c.sandbox(),
 	}
 	loop("delivery", worker.DeliveryInterval, callbacksWake, 64, delivery.RunOnce)
-	loop("refunds", worker.RefundInterval, refundsWake, 100, (&worker.Refunds{Store: store, Clock: clock}).RunOnce)
 	loop("expiry", worker.ExpiryInterval, nil, 500, (&worker.Expiry{Store: store, Clock: clock}).RunOnce)
 	loop("tokens", worker.TokenInterval, nil, 0, (&worker.Tokens{Store: store, Clock: clock}).RunOnce)
-	if c.sandbox() {
-		loop("rtp-auto", worker.AutoInterval, nil, 100, (&worker.AutoDecisions{Store: store, Clock: clock, Log: log}).RunOnce)
+	if c.Retention > 0 {
+		loop("retention", worker.RetentionInterval, nil, 0, (&worker.Retention{Store: store, Clock: clock, Keep: c.Retention}).RunOnce)
+	}
+	switch c.Rails {
+	case "sandbox":
+		// The sandbox's network: refunds settle by their reason, the auto
+		// aliases decide. Nothing of it runs in production.
+		payer := sandbox.New(store)
+		loop("refunds", worker.RefundInterval, refundsWake, 100, (&sandbox.Refunds{Store: store, Ledger: store, Clock: clock}).RunOnce)
+		loop("rtp-auto", worker.AutoInterval, nil, 100, (&sandbox.Decisions{Store: store, Payer: payer, Clock: clock, Log: log}).RunOnce)
+	case "iso20022":
+		rails := &iso20022.Rails{URL: c.RailsURL, Key: c.RailsKey, Clock: clock}
+		loop("rails-orders", worker.RefundInterval, refundsWake, 32, (&worker.Orders{
+			Store: store, Rails: rails, Clock: clock, Log: log, Owner: instance, Lease: c.CallbackLease,
+		}).RunOnce)
+		api.Mount("POST /rails/iso20022", &iso20022.Inbound{Ledger: store, Store: store, Key: c.RailsKey, Clock: clock, Log: log})
 	}
 
+	loop("gauges", httpapi.GaugeInterval, nil, 0, api.RefreshGauges)
+	if c.MetricsAddr != "" {
+		if err := serveMetrics(workCtx, c.MetricsAddr, api.MetricsHandler(), log); err != nil {
+			ln.Close()
+			stopWork()
+			wg.Wait()
+			return err
+		}
+	}
 	if c.PprofAddr != "" {
 		if err := servePprof(workCtx, c.PprofAddr, log); err != nil {
 			ln.Close()
@@ -129,7 +182,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	fmt.Fprintf(stdout, "payd %s (%s mode) listening on http://%s\n", version, c.Mode, addr)
-	log.Info("serving", "addr", addr, "mode", c.Mode, "public_url", c.PublicURL, "database", store.Engine(), "instance", instance)
+	log.Info("serving", "addr", addr, "mode", c.Mode, "rails", c.Rails, "public_url", c.PublicURL, "database", store.Engine(), "instance", instance)
 
 	select {
 	case err = <-serveErr:
@@ -157,7 +210,7 @@ func greet(ctx context.Context, store *sqlstore.Store, c *config, clock payd.Clo
 	base := strings.TrimRight(c.PublicURL, "/")
 	if len(ms) > 0 {
 		fmt.Fprintf(out, "payd sandbox: %d merchant(s) in %s; the first has clientId %s.\n"+
-			"  Lost its secret? payd merchant rotate-secret %s\n", len(ms), c.DatabaseURL, ms[0].ClientID, ms[0].ClientID)
+			"  Lost its secret? payd merchant rotate-secret %s\n", len(ms), redact(c.DatabaseURL), ms[0].ClientID, ms[0].ClientID)
 		return nil
 	}
 	cr, err := store.CreateMerchant(ctx, sqlstore.MerchantOptions{Name: "Demo merchant"}, clock.Now())
@@ -172,6 +225,29 @@ func greet(ctx context.Context, store *sqlstore.Store, c *config, clock payd.Clo
 Get an access token:
   curl -s -X POST %s/v2/auth/token -H 'Content-Type: application/json' -d '{"clientId":"%s","clientSecret":"%s"}'
 `, cr.MerchantID, cr.ClientID, cr.ClientSecret, cr.SignatureKey, base, cr.ClientID, cr.ClientSecret)
+	return nil
+}
+
+// serveMetrics serves /metrics on a listener of its own (PAYD_METRICS_ADDR),
+// for the monitoring network; production serves metrics nowhere else.
+func serveMetrics(ctx context.Context, addr string, h http.Handler, log *slog.Logger) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("PAYD_METRICS_ADDR: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", h)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		<-ctx.Done()
+		srv.Close()
+	}()
+	go func() {
+		if err := srv.Serve(ln); err != nil && err != http.ErrServerClosed {
+			log.Error("metrics listener", "err", err)
+		}
+	}()
+	log.Info("metrics", "addr", ln.Addr().String())
 	return nil
 }
 

@@ -58,11 +58,17 @@ func (s *Server) handleToken(c *call) error {
 	if len(o.errs) > 0 || clientID == "" || secret == "" {
 		return payd.E(payd.CodeMissingCredentials)
 	}
-	if err := s.limits.client.allow(clientID, c.now); err != nil {
+	if err := s.limits.client.allow(clientID+" "+remoteHost(c.r), c.now); err != nil {
 		return err
 	}
 	m, err := s.store.MerchantByClientID(c.r.Context(), clientID)
 	if errors.Is(err, payd.ErrNotFound) || err == nil && !payd.SecretMatches(secret, m.SecretHash) {
+		// Failures are counted per clientId across all addresses; past the
+		// budget a wrong secret is refused with 429, but a right one still
+		// gets its token, so nobody can lock a merchant out.
+		if err := s.limits.failed.allow(clientID, c.now); err != nil {
+			return err
+		}
 		return payd.E(payd.CodeBadCredentials)
 	}
 	if err != nil {
@@ -78,25 +84,35 @@ func (s *Server) handleToken(c *call) error {
 	return c.respond(tokenResult{AccessToken: tok, ExpiresIn: int(s.cfg.TokenTTL / time.Second), TokenType: "Bearer"})
 }
 
-// tokenLimits are the token endpoint's rate limits: per clientId and per
-// source address. They are kept per instance (spec §9 leaves that open):
-// several instances multiply the allowance, which still bounds brute force.
+// tokenLimits are the token endpoint's rate limits (spec §1): per source
+// address (before the body is read), per clientId and source address, and
+// the failed attempts per clientId across all addresses. Counting only
+// failures per clientId keeps a victim's own requests working however many
+// wrong secrets others send for it. They are kept per instance (spec §9
+// leaves that open): several instances multiply the allowance, which still
+// bounds brute force.
 type tokenLimits struct {
-	client, addr *keyedLimiter
+	client, addr, failed *keyedLimiter
 }
 
+// FailedTokenAttempts is how many wrong secrets a clientId may receive a
+// minute, from all addresses together, before they answer 429.
+const FailedTokenAttempts = 100
+
 func newTokenLimits(perClient, perAddr int) *tokenLimits {
-	return &tokenLimits{client: newKeyedLimiter(perClient), addr: newKeyedLimiter(perAddr)}
+	return &tokenLimits{client: newKeyedLimiter(perClient), addr: newKeyedLimiter(perAddr), failed: newKeyedLimiter(FailedTokenAttempts)}
+}
+
+func remoteHost(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }
 
 // limitAddr is the per-address check, made before the body is read.
-func (s *Server) limitAddr(c *call) error {
-	host, _, err := net.SplitHostPort(c.r.RemoteAddr)
-	if err != nil {
-		host = c.r.RemoteAddr
-	}
-	return s.limits.addr.allow(host, c.now)
-}
+func (s *Server) limitAddr(c *call) error { return s.limits.addr.allow(remoteHost(c.r), c.now) }
 
 // keyedLimiter is a token bucket per key: perMinute requests a minute,
 // with a burst of the same size.

@@ -10,47 +10,19 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"payd"
+	"payd/internal/browsertest"
 	"payd/internal/webhook"
 	"payd/internal/worker"
 )
 
-// browserCtx starts headless Chromium (Debian's package). Without it the
-// test skips, except under CI, where .ci/run installs it and it must run.
-func browserCtx(t *testing.T) context.Context {
-	t.Helper()
-	path, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("chromium is not installed; .ci/run installs it")
-		}
-		t.Skip("chromium is not installed (apt-get install chromium)")
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true), chromedp.Flag("no-first-run", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1000, 1200),
-	)
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancel)
-	ctx, cancel2 := chromedp.NewContext(actx)
-	t.Cleanup(cancel2)
-	if err := chromedp.Do(ctx); err != nil { // starts the browser; no timeout on this first call
-		t.Fatalf("start chromium: %v", err)
-	}
-	ctx, cancel3 := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(cancel3)
-	return ctx
-}
+func browserCtx(t *testing.T) context.Context { return browsertest.Context(t) }
 
 // TestBrowserCheckout drives the hosted checkout in a real browser: a card
 // payment, a QR payment and a declined card, with the merchant's shop and
@@ -232,4 +204,64 @@ func inkShare(t *testing.T, shot []byte) float64 {
 		}
 	}
 	return float64(ink) / float64(total)
+}
+
+// TestBrowserPayerPolish checks in a real browser what the payer sees: the
+// line totals and the total row, the chosen method drawn differently from
+// the other, the sandbox's test-card hint, and the styled 404 page.
+func TestBrowserPayerPolish(t *testing.T) {
+	forEachEngine(t, testConfig(), func(t *testing.T, e *env) {
+		ctx := browserCtx(t)
+		co := e.checkout(map[string]any{"amount": 24.63, "language": "en", "orderInfo": map[string]any{"id": "ORD-9", "deliveryAmount": 15, "deliveryCurrency": "MDL",
+			"items": []any{map[string]any{"title": "Tea", "amount": 4.5, "quantity": 2, "currency": "MDL"},
+				map[string]any{"title": "Cake", "amount": 1.25, "quantity": 0.5, "currency": "MDL"}}}})
+		err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/checkout/"+co), chromedp.WaitVisible(chromedp.ID("method-card")),
+			chromedp.Click(chromedp.ID("method-card")), chromedp.WaitVisible(chromedp.ID("test-cards")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("td.line")].map(td => td.innerText)`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		total, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("total")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(lines, "|") != "9.00 MDL|0.63 MDL|15.00 MDL" || !strings.Contains(total, "24.63 MDL") {
+			t.Errorf("line totals %q, total row %q", lines, total)
+		}
+		colors, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`["method-card","method-qr"].map(id => getComputedStyle(document.getElementById(id)).backgroundColor)`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(colors) != 2 || colors[0] == colors[1] || colors[0] == "rgb(229, 231, 235)" {
+			t.Errorf("the chosen method is not drawn apart from the other: %v", colors)
+		}
+		hint, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("test-cards")))
+		if err != nil || !strings.Contains(hint, "5102 1800 6010 1124") {
+			t.Errorf("test-card hint %q, %v", hint, err)
+		}
+		shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dir := os.Getenv("PAYD_SCREENSHOTS"); dir != "" {
+			os.WriteFile(dir+"/checkout-card.png", shot, 0o644)
+		}
+		if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/checkout/01a1fd38-56fa-7f9d-ba9b-1038a64df444?lang=ru"), chromedp.WaitVisible(chromedp.ID("not-found"))); err != nil {
+			t.Fatal(err)
+		}
+		text, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("main")))
+		if err != nil || !strings.Contains(text, "Страница не найдена") {
+			t.Errorf("404 page text %q, %v", text, err)
+		}
+		shot, err = chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dark := inkShare(t, shot); dark < 0.005 {
+			t.Errorf("the 404 page is blank (%.4f inked)", dark)
+		}
+	})
 }

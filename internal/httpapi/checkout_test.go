@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"payd"
+	"payd/internal/rails/sandbox"
 	"payd/internal/worker"
 )
 
@@ -79,7 +80,7 @@ func TestCheckoutRegistration(t *testing.T) {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
-		want := "CancelledAt CompletedAt FailedAt amount callbackUrl createdAt currency expiresAt failUrl id language order payer payment status successUrl url"
+		want := "CancelledAt CompletedAt FailedAt amount callbackUrl cancelledAt completedAt createdAt currency expiresAt failUrl failedAt id language order payer payment status successUrl url"
 		if strings.Join(keys, " ") != want {
 			t.Errorf("record keys %v", keys)
 		}
@@ -371,7 +372,7 @@ func TestCheckoutListAndPaymentsArea(t *testing.T) {
 			t.Errorf("card payment = %s", p.body)
 		}
 		e.as("POST", "/v2/payments/"+payID+"/refund", map[string]any{"amount": 50, "reason": "one item"}).wantOK()
-		proc := &worker.Refunds{Store: e.store, Clock: e.clock}
+		proc := &sandbox.Refunds{Store: e.store, Ledger: e.store, Clock: e.clock}
 		proc.RunOnce(t.Context())
 		e.clock.Advance(time.Second)
 		proc.RunOnce(t.Context())
@@ -444,6 +445,68 @@ func TestCheckoutCallbackPayload(t *testing.T) {
 		}
 		if !strings.Contains(string(cb.Body), `"amount":200.00,`) {
 			t.Errorf("amount not two decimals: %s", cb.Body)
+		}
+	})
+}
+
+// TestCheckoutCardInProduction: with no card acquirer (production), the
+// hosted page offers only MiaQr; choosing Card is refused (400) and the card
+// form is not served (404), so the sandbox's test card cannot take money.
+func TestCheckoutCardInProduction(t *testing.T) {
+	cfg := testConfig()
+	cfg.Sandbox = false
+	forEachEngine(t, cfg, func(t *testing.T, e *env) {
+		id := e.checkout(nil)
+		p := e.payer()
+		status, body, _ := p.open(id)
+		if status != 200 || strings.Contains(body, `id="method-card"`) || !strings.Contains(body, `id="method-qr"`) {
+			t.Fatalf("production checkout page: %d, card offered or QR missing:\n%s", status, body)
+		}
+		if status, _, _ := p.method(id, "Card"); status != 400 {
+			t.Errorf("method Card in production: %d, want 400", status)
+		}
+		if status, _, _ := p.card(id, payd.ApprovedCard, payd.ApprovedCardExpiry, payd.ApprovedCardCVV); status != 404 {
+			t.Errorf("card form in production: %d, want 404", status)
+		}
+		if s := e.checkoutStatus(id); s == string(payd.CheckoutCompleted) {
+			t.Errorf("the test card completed a production checkout")
+		}
+		if r := e.as("GET", "/v2/payments?count=10&offset=0", nil).wantOK(); r.num("result.totalCount") != 0 {
+			t.Errorf("a production card attempt left a payment: %s", r.body)
+		}
+		// MiaQr still works.
+		if status, _, _ := p.method(id, "MiaQr"); status != 303 {
+			t.Errorf("method MiaQr in production: %d", status)
+		}
+	})
+}
+
+// TestCheckoutRecordBothCasings: the seed's CompletedAt and payment.PaymentId
+// and the real clients' completedAt and payment.paymentId carry the same
+// values, in get and list.
+func TestCheckoutRecordBothCasings(t *testing.T) {
+	forEachEngine(t, testConfig(), func(t *testing.T, e *env) {
+		id := e.checkout(nil)
+		p := e.payer()
+		p.open(id)
+		p.method(id, "Card")
+		if status, _, _ := p.card(id, payd.ApprovedCard, payd.ApprovedCardExpiry, payd.ApprovedCardCVV); status != 303 {
+			t.Fatalf("card: %d", status)
+		}
+		for _, rec := range []*resp{e.as("GET", "/v2/checkouts/"+id, nil).wantOK(), e.as("GET", "/v2/checkouts?count=1&offset=0", nil).wantOK()} {
+			prefix := "result."
+			if rec.get("result.items") != nil {
+				prefix = "result.items.0."
+			}
+			if c := rec.str(prefix + "CompletedAt"); c == "" || rec.str(prefix+"completedAt") != c {
+				t.Errorf("CompletedAt %q, completedAt %q", c, rec.str(prefix+"completedAt"))
+			}
+			if rec.get(prefix+"failedAt") != nil || rec.get(prefix+"cancelledAt") != nil {
+				t.Errorf("failedAt/cancelledAt should be null: %s", rec.body)
+			}
+			if pid := rec.str(prefix + "payment.PaymentId"); pid == "" || rec.str(prefix+"payment.paymentId") != pid {
+				t.Errorf("payment.PaymentId %q, payment.paymentId %q", pid, rec.str(prefix+"payment.paymentId"))
+			}
 		}
 	})
 }

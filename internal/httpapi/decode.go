@@ -37,6 +37,9 @@ var (
 	areaRefunds = withNotFound(areaAuth, "payments", func(id string) *payd.Error {
 		return payd.E(payd.CodeRefundNotFound, "refundId", id)
 	})
+	areaCallbacks = withNotFound(areaAuth, "callbacks", func(id string) *payd.Error {
+		return payd.E(payd.CodeCallbackNotFound, "callbackId", id)
+	})
 	areaRTP = func() area {
 		a := withNotFound(areaAuth, "rtp", func(id string) *payd.Error { return payd.E(payd.CodeRTPNotFound, "rtpId", id) })
 		a.inactive = payd.CodeRTPMerchantInactive
@@ -126,7 +129,59 @@ func parseObject(a area, body []byte, required bool) (*object, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, a.errorRequest(a.badJSON, "the body has data after the JSON object")
 	}
+	if key, dup := duplicateKey(body); dup {
+		return nil, a.errorRequest(a.badJSON, "the key '"+key+"' appears twice in one object")
+	}
 	return o, nil
+}
+
+// duplicateKey finds a key that appears twice in one object, at any depth.
+// Such a body is ambiguous (parsers disagree on which value wins), so it is
+// refused rather than read as "last wins".
+func duplicateKey(body []byte) (string, bool) {
+	type frame struct {
+		keys      map[string]bool // nil for an array
+		expectKey bool
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if d, ok := tok.(json.Delim); ok {
+			switch d {
+			case '{':
+				stack = append(stack, &frame{keys: map[string]bool{}, expectKey: true})
+			case '[':
+				stack = append(stack, &frame{})
+			default: // '}' or ']': the value of the enclosing object's key is complete
+				stack = stack[:len(stack)-1]
+				if len(stack) > 0 && stack[len(stack)-1].keys != nil {
+					stack[len(stack)-1].expectKey = true
+				}
+			}
+			continue
+		}
+		if top == nil || top.keys == nil {
+			continue // a scalar at the top or in an array
+		}
+		if top.expectKey {
+			k, _ := tok.(string)
+			if top.keys[k] {
+				return k, true
+			}
+			top.keys[k] = true
+			top.expectKey = false
+		} else {
+			top.expectKey = true
+		}
+	}
 }
 
 func (o *object) raw(name string) (json.RawMessage, bool) {

@@ -62,6 +62,7 @@ var statuses = map[string]int{
 	payd.CodeIdempotencyBusy:     http.StatusConflict,
 	payd.CodeUnavailable:         http.StatusServiceUnavailable,
 	payd.CodeMethodNotAllowed:    http.StatusMethodNotAllowed,
+	payd.CodeCallbackNotFound:    http.StatusNotFound,
 }
 
 // HTTPStatus is the status a payd error code answers with.

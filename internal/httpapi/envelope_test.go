@@ -1,18 +1,29 @@
 package httpapi
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/getkin/kin-openapi/openapi3filter"
+
 	"payd"
+	"payd/api"
 )
 
 func TestEnvelopeRules(t *testing.T) {
 	forEachEngine(t, testConfig(), func(t *testing.T, e *env) {
 		e.as("GET", "/v2/nothing-here", nil).wantError(404, payd.CodeNoRoute)
 		e.as("GET", "/v2/rtp/", nil).wantError(404, payd.CodeNoRoute)
+		// Paths are case-sensitive, and an unknown one in any case gets the envelope.
+		e.as("GET", "/V2/rtp", nil).wantError(404, payd.CodeNoRoute)
+		e.as("POST", "/V2/RTP/test", nil).wantError(404, payd.CodeNoRoute)
 		r := e.as("DELETE", "/v2/rtp", nil).wantError(405, payd.CodeMethodNotAllowed)
 		if got := r.header.Get("Allow"); got != "GET, POST" {
 			t.Errorf("Allow = %q", got)
@@ -178,12 +189,172 @@ func TestTokenRateLimit(t *testing.T) {
 func TestNoSecretOrTokenAtRest(t *testing.T) {
 	forEachEngine(t, testConfig(), func(t *testing.T, e *env) {
 		e.as("GET", "/v2/rtp?count=1&offset=0", nil).wantOK()
+		// A test-pay's stored idempotent response carries the signature key.
+		qr := e.qr(map[string]any{"type": "Static", "amountType": "Free", "currency": "MDL", "description": "d"})
+		b, _ := json.Marshal(map[string]any{"qrId": qr, "amount": 5, "currency": "MDL", "iban": payd.TestIBAN, "payerName": "P"})
+		req, _ := http.NewRequest("POST", e.srv.URL+"/v2/instant/test-pay", bytes.NewReader(b))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+e.token)
+		req.Header.Set("Idempotency-Key", "pay-once")
+		if r := e.send(req); r.status != 200 || r.str("result.signatureKey") != e.creds.SignatureKey {
+			t.Fatalf("test-pay: %d %s", r.status, r.body)
+		}
 		at := e.dbText()
 		if strings.Contains(at, e.creds.ClientSecret) || strings.Contains(at, e.token) {
 			t.Error("a client secret or an access token is stored in plain text")
+		}
+		if strings.Contains(at, e.creds.SignatureKey) {
+			t.Error("a signature key is stored in plain text")
+		}
+		if strings.Count(at, "enc1:") < 2 {
+			t.Error("the sealed key and response are not where the test expects them; it would not notice plain text")
 		}
 		if !strings.Contains(at, payd.HashSecret(e.creds.ClientSecret)) || !strings.Contains(at, payd.HashSecret(e.token)) {
 			t.Error("the hashes are not where the test expects them; it would not notice plain text")
 		}
 	})
+}
+
+// TestTokenLockout: wrong secrets sent for a victim's clientId from
+// another address cannot lock the victim out; one address is limited to 20
+// requests a minute per clientId; past 100 failures a minute for one
+// clientId a wrong secret answers 429 while the right one still works.
+func TestTokenLockout(t *testing.T) {
+	cfg := testConfig()
+	cfg.TokenRateClient, cfg.TokenRateAddr = 20, 1000
+	forEachEngine(t, cfg, func(t *testing.T, e *env) {
+		from := func(ip string) *http.Client {
+			d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+			return &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
+		}
+		token := func(c *http.Client, secret string) int {
+			b, _ := json.Marshal(map[string]string{"clientId": e.creds.ClientID, "clientSecret": secret})
+			res, err := c.Post(e.srv.URL+"/v2/auth/token", "application/json", bytes.NewReader(b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			return res.StatusCode
+		}
+		attacker, victim := from("127.0.0.2"), from("127.0.0.1")
+		for i := 0; i < 30; i++ {
+			token(attacker, "wrong")
+		}
+		if s := token(victim, e.creds.ClientSecret); s != 200 {
+			t.Fatalf("the victim's right secret after 30 wrong ones from elsewhere: %d", s)
+		}
+		// One address: 20 requests a minute for one clientId, the 21st is 429.
+		third := from("127.0.0.3")
+		for i := 1; i <= 20; i++ {
+			if s := token(third, "wrong"); s != 401 {
+				t.Fatalf("request %d from one address: %d", i, s)
+			}
+		}
+		if s := token(third, "wrong"); s != 429 {
+			t.Errorf("21st request for one clientId from one address: %d, want 429", s)
+		}
+		// Failures from many addresses: past 100 a minute, a wrong secret is 429, the right one still 200.
+		fails := 20 + 20 // counted above: each address reached the secret check 20 times
+		for ip := 4; fails < FailedTokenAttempts; ip++ {
+			c := from("127.0.0." + strconv.Itoa(ip))
+			for i := 0; i < 20 && fails < FailedTokenAttempts; i++ {
+				if s := token(c, "wrong"); s != 401 {
+					t.Fatalf("failure %d: %d", fails+1, s)
+				}
+				fails++
+			}
+		}
+		if s := token(from("127.0.0.200"), "wrong"); s != 429 {
+			t.Errorf("wrong secret past %d failures: %d, want 429", FailedTokenAttempts, s)
+		}
+		if s := token(from("127.0.0.201"), e.creds.ClientSecret); s != 200 {
+			t.Errorf("right secret past %d failures: %d, want 200", FailedTokenAttempts, s)
+		}
+	})
+}
+
+// TestMetricsExposure: production does not serve /metrics on the public
+// listener (the envelope 404); the sandbox does. The database gauges change
+// only when refreshed in the background, never because of a scrape.
+func TestMetricsExposure(t *testing.T) {
+	prod := testConfig()
+	prod.Sandbox = false
+	forEachEngine(t, prod, func(t *testing.T, e *env) {
+		e.call("GET", "/metrics", nil, "").wantError(404, payd.CodeNoRoute)
+		e.call("GET", "/METRICS", nil, "").wantError(404, payd.CodeNoRoute)
+	})
+	forEachEngine(t, testConfig(), func(t *testing.T, e *env) {
+		id := e.createRTP(map[string]any{"callbackUrl": "http://127.0.0.1:1/cb"})
+		e.as("POST", "/v2/rtp/"+id+"/test-accept", map[string]any{"amount": 50.5, "currency": "MDL"}).wantOK()
+		for i := 0; i < 2; i++ {
+			if m := e.call("GET", "/metrics", nil, ""); m.status != 200 || !strings.Contains(string(m.body), "payd_callbacks_pending 0") {
+				t.Errorf("a scrape read the database: %s", m.body)
+			}
+		}
+		if _, err := e.api.RefreshGauges(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if m := e.call("GET", "/metrics", nil, ""); strings.Contains(string(m.body), "payd_callbacks_pending 0") ||
+			!strings.Contains(string(m.body), "payd_callbacks_pending ") {
+			t.Errorf("after a refresh the gauge shows no pending callback: %s", m.body)
+		}
+	})
+}
+
+// TestRequestSchemasAreTyped: every request body of the contract is typed
+// (properties or a $ref, never a bare object), and the schemas refuse what
+// payd refuses for the basic reasons (a missing field, a wrong type).
+func TestRequestSchemasAreTyped(t *testing.T) {
+	doc, err := api.Doc()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			if op.RequestBody == nil {
+				continue
+			}
+			n++
+			s := op.RequestBody.Value.Content.Get("application/json").Schema
+			if s.Ref == "" && len(s.Value.Properties) == 0 {
+				t.Errorf("%s %s: the request body is an untyped object", method, path)
+			}
+		}
+	}
+	if n < 12 {
+		t.Errorf("only %d request bodies found", n)
+	}
+	router := contractRouter(t)
+	check := func(path, body string) error {
+		req, _ := http.NewRequest("POST", "http://127.0.0.1"+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		route, params, err := router.FindRoute(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return openapi3filter.ValidateRequest(context.Background(), &openapi3filter.RequestValidationInput{Request: req, PathParams: params,
+			Route: route, Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}})
+	}
+	good := map[string]string{
+		"/v2/instant/qr":       `{"type":"Dynamic","amountType":"Fixed","amount":10.5,"currency":"MDL","description":"d","expiresAt":"2026-03-01T11:00:00Z"}`,
+		"/v2/checkouts":        `{"amount":10,"currency":"MDL","orderInfo":{"items":[{"title":"t","quantity":2.5}]}}`,
+		"/v2/instant/test-pay": `{"qrId":"01a1fd38-56fa-7f9d-ba9b-1038a64df444","amount":1,"iban":"MD88AG000000011621810140","currency":"MDL","payerName":"P"}`,
+	}
+	for path, body := range good {
+		if err := check(path, body); err != nil {
+			t.Errorf("%s %s refused: %v", path, body, err)
+		}
+	}
+	bad := map[string]string{
+		"/v2/instant/qr":       `{"amountType":"Fixed","amount":10,"currency":"MDL","description":"d"}`,
+		"/v2/checkouts":        `{"amount":"10","currency":"MDL"}`,
+		"/v2/instant/test-pay": `{"qrId":"x","amount":1.001,"iban":"MD88","currency":"EUR","payerName":"P"}`,
+		"/v2/rtp":              `{"alias":"12","amount":0,"currency":"MDL","description":"d","expiresAt":"2026-03-01T11:00:00Z"}`,
+	}
+	for path, body := range bad {
+		if err := check(path, body); err == nil {
+			t.Errorf("%s %s accepted by the schema", path, body)
+		}
+	}
 }

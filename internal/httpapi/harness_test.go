@@ -41,6 +41,21 @@ type env struct {
 
 // dbText returns every value stored in the database's payd tables, as
 // text, so tests can check what is (not) kept at rest.
+// db opens the env's database directly (closed with the test).
+func (e *env) db() *sql.DB {
+	e.t.Helper()
+	driver, dsn := "sqlite", strings.TrimPrefix(e.dbURL, "sqlite:")
+	if strings.HasPrefix(e.dbURL, "postgres") {
+		driver, dsn = "pgx", e.dbURL
+	}
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { db.Close() })
+	return db
+}
+
 func (e *env) dbText() string {
 	e.t.Helper()
 	driver, dsn := "sqlite", strings.TrimPrefix(e.dbURL, "sqlite:")
@@ -53,7 +68,8 @@ func (e *env) dbText() string {
 	}
 	defer db.Close()
 	var b strings.Builder
-	for _, table := range []string{"merchants", "tokens", "rtps", "payments", "refunds", "callbacks", "callback_attempts", "qrs", "qr_extensions", "checkouts"} {
+	for _, table := range []string{"merchants", "tokens", "rtps", "payments", "refunds", "callbacks", "callback_attempts", "qrs",
+		"qr_extensions", "checkouts", "idempotency_keys", "rails_orders", "rails_inbox"} {
 		rows, err := db.Query("SELECT * FROM " + table)
 		if err != nil {
 			e.t.Fatalf("%s: %v", table, err)
@@ -188,6 +204,11 @@ func (e *env) as(method, path string, body any) *resp {
 
 func (e *env) send(req *http.Request) *resp {
 	e.t.Helper()
+	var reqBody []byte
+	if req.Body != nil {
+		reqBody, _ = io.ReadAll(req.Body)
+		req.Body = io.NopCloser(bytes.NewReader(reqBody))
+	}
 	res, err := e.srv.Client().Do(req)
 	if err != nil {
 		e.t.Fatal(err)
@@ -200,14 +221,18 @@ func (e *env) send(req *http.Request) *resp {
 			e.t.Fatalf("%s %s: response is not JSON: %s", req.Method, req.URL.Path, b)
 		}
 	}
-	e.validate(req, r)
+	e.validate(req, reqBody, r)
 	return r
 }
 
 // validate checks the response against api/openapi.yaml. Paths the
 // contract does not know (unknown routes, pages) must still be envelopes
 // when they are under /v2.
-func (e *env) validate(req *http.Request, r *resp) {
+//
+// A request payd accepted (200) must match the contract's request schema
+// too, so the typed request schemas are never stricter than payd (and
+// generated clients can send what payd takes).
+func (e *env) validate(req *http.Request, reqBody []byte, r *resp) {
 	e.t.Helper()
 	if strings.HasPrefix(req.URL.Path, "/v2") || req.URL.Path == "/healthz" || req.URL.Path == "/readyz" {
 		if ct := r.header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
@@ -234,6 +259,16 @@ func (e *env) validate(req *http.Request, r *resp) {
 	in.SetBodyBytes(r.body)
 	if err := openapi3filter.ValidateResponse(context.Background(), in); err != nil {
 		e.t.Errorf("%s %s → %d does not match api/openapi.yaml: %v\nbody: %s", req.Method, req.URL.Path, r.status, err, r.body)
+	}
+	if r.status == http.StatusOK && req.Method == http.MethodPost && len(bytes.TrimSpace(reqBody)) > 0 {
+		vreq := req.Clone(context.Background())
+		vreq.Body = io.NopCloser(bytes.NewReader(reqBody))
+		rin := &openapi3filter.RequestValidationInput{Request: vreq, PathParams: params, Route: route,
+			Options: &openapi3filter.Options{MultiError: true, AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
+		if err := openapi3filter.ValidateRequest(context.Background(), rin); err != nil {
+			e.t.Errorf("POST %s was accepted by payd but its body does not match the request schema of api/openapi.yaml: %v\nbody: %s",
+				req.URL.Path, err, reqBody)
+		}
 	}
 }
 

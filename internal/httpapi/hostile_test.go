@@ -73,7 +73,10 @@ func TestHostileInput(t *testing.T) {
 			{`{"amount":NaN}`, 400},
 			{"{\"description\":\"\xff\xfe\xfd\",\"reason\":\"\xc3\x28\"}", 0},
 			{deep, 400},
-			{`{"amount":1,"amount":"x","currency":"MDL","currency":null}`, 0},
+			// A key twice in one object, at any depth, is malformed: never "last wins".
+			{`{"amount":1,"amount":"x","currency":"MDL","currency":null}`, 400},
+			{`{"reason":"r","reason":"s"}`, 400},
+			{`{"amount":10,"currency":"MDL","orderInfo":{"id":"a","items":[{"title":"t","title":"u"}]}}`, 400},
 			{`null`, 400},
 			{`[]`, 400},
 			{`"text"`, 400},
@@ -143,5 +146,25 @@ func FuzzRequestBodies(f *testing.F) {
 	f.Fuzz(func(t *testing.T, route uint8, body []byte) {
 		e.t = t
 		e.serveChecked(routes[int(route)%len(routes)], body, "application/json")
+	})
+}
+
+func TestDuplicateKey(t *testing.T) {
+	for body, want := range map[string]string{
+		`{"a":1,"b":{"a":2},"c":[{"a":1},{"a":2}]}`: "",
+		`{"a":1,"a":2}`:                            "a",
+		`{"x":{"y":[1,{"z":1,"z":2}]}}`:            "z",
+		`{"x":{"y":1},"x":{"y":1}}`:                "x",
+		`{"x":[{"k":1}],"y":{"k":1,"l":[],"k":3}}`: "k",
+	} {
+		got, dup := duplicateKey([]byte(body))
+		if got != want || dup != (want != "") {
+			t.Errorf("duplicateKey(%s) = %q, %v; want %q", body, got, dup, want)
+		}
+	}
+	forEachEngine(t, testConfig(), func(t *testing.T, e *env) {
+		if s := e.serveChecked("/v2/rtp", []byte(`{"alias":"37369112221","alias":"37369112222"}`), "application/json"); s != 400 {
+			t.Errorf("RTP create with a duplicate key: %d", s)
+		}
 	})
 }

@@ -80,6 +80,7 @@ type metrics struct {
 	reg      *prometheus.Registry
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+	gauges   []storeGauges
 }
 
 func newMetrics() *metrics {

@@ -45,24 +45,65 @@ func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) {
 	w.Write(b)
 }
 
-// registerStore adds the gauges read from the database at scrape time.
-func (m *metrics) registerStore(store *sqlstore.Store) {
-	gauge := func(name, help string, f func(context.Context) (int, error)) prometheus.Collector {
-		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			defer cancel()
-			n, err := f(ctx)
-			if err != nil {
-				return -1
-			}
-			return float64(n)
-		})
-	}
-	m.reg.MustRegister(
-		gauge("payd_callbacks_pending", "Callbacks waiting for delivery.", store.PendingCallbacks),
-		gauge("payd_refunds_pending", "Refunds the processor has not settled.", store.PendingRefunds),
-	)
+// storeGauges are gauges whose values come from the database. They are
+// refreshed in the background (RefreshGauges, every GaugeInterval), never
+// by a scrape: scraping stays cheap and cannot be used to load the
+// database. Each read sets its gauges (-1 when it fails).
+type storeGauges struct {
+	gauges []prometheus.Gauge
+	read   func(context.Context) ([]float64, error)
 }
+
+// GaugeInterval is how often RefreshGauges reads the database.
+const GaugeInterval = 5 * time.Second
+
+// registerStore adds the gauges read from the database.
+func (m *metrics) registerStore(store *sqlstore.Store, clock payd.Clock) {
+	add := func(read func(context.Context) ([]float64, error), names ...[2]string) {
+		sg := storeGauges{read: read}
+		for _, n := range names {
+			g := prometheus.NewGauge(prometheus.GaugeOpts{Name: n[0], Help: n[1]})
+			m.reg.MustRegister(g)
+			sg.gauges = append(sg.gauges, g)
+		}
+		m.gauges = append(m.gauges, sg)
+	}
+	count := func(f func(context.Context) (int, error)) func(context.Context) ([]float64, error) {
+		return func(ctx context.Context) ([]float64, error) {
+			n, err := f(ctx)
+			return []float64{float64(n)}, err
+		}
+	}
+	add(count(store.PendingCallbacks), [2]string{"payd_callbacks_pending", "Callbacks waiting for delivery."})
+	add(count(store.PendingRefunds), [2]string{"payd_refunds_pending", "Refunds the processor has not settled."})
+	add(func(ctx context.Context) ([]float64, error) {
+		n, age, err := store.PendingOrders(ctx, clock.Now())
+		return []float64{float64(n), age.Seconds()}, err
+	}, [2]string{"payd_rails_orders_pending", "Rails orders (pain.013, camt.055, pacs.004) the network has not taken yet."},
+		[2]string{"payd_rails_orders_oldest_seconds", "Age of the oldest rails order the network has not taken yet."})
+}
+
+// RefreshGauges reads the database-backed gauges once. serve runs it every
+// GaugeInterval.
+func (s *Server) RefreshGauges(ctx context.Context) (int, error) {
+	for _, sg := range s.metrics.gauges {
+		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		vals, err := sg.read(rctx)
+		cancel()
+		for i, g := range sg.gauges {
+			if err != nil || i >= len(vals) {
+				g.Set(-1)
+			} else {
+				g.Set(vals[i])
+			}
+		}
+	}
+	return len(s.metrics.gauges), nil
+}
+
+// MetricsHandler serves the Prometheus metrics; in production it is served
+// only on its own listener (PAYD_METRICS_ADDR), never on the public one.
+func (s *Server) MetricsHandler() http.Handler { return s.metricsHandler() }
 
 // Registry is the server's Prometheus registry, for other components'
 // collectors (callback delivery registers its attempt counter here).

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"payd"
 )
@@ -127,6 +128,120 @@ func TestRTPPageInProduction(t *testing.T) {
 		}
 		if status, _, _ := e.page(b, "POST", "/rtp/"+id+"/accept", url.Values{}, nil); status != 404 {
 			t.Errorf("production simulator post: %d, want 404", status)
+		}
+	})
+}
+
+// TestPagesOfAnInactiveMerchant: a deactivated merchant's pages still show
+// the object but refuse every payment action (409), its checkout offers no
+// method, and nothing is paid.
+func TestPagesOfAnInactiveMerchant(t *testing.T) {
+	forEachEngine(t, testConfig(), func(t *testing.T, e *env) {
+		rtp := e.createRTP(nil)
+		rtp2 := e.createRTP(nil)
+		qr := e.qr(map[string]any{"type": "Static", "amountType": "Free", "currency": "MDL", "description": "Tips"})
+		co := e.checkout(nil)
+		p := e.payer()
+		p.open(co)
+		p.method(co, "Card") // chosen while active
+		csrf := p.csrf(co)
+		if err := e.store.SetMerchantActive(t.Context(), e.creds.MerchantID, false); err != nil {
+			t.Fatal(err)
+		}
+		for _, path := range []string{"/rtp/" + rtp, "/qr/" + qr, "/checkout/" + co} {
+			status, body, _ := e.page(p.c, "GET", path, nil, nil)
+			if status != 200 || strings.Contains(body, `id="accept"`) || strings.Contains(body, `id="qr-pay-form"`) ||
+				strings.Contains(body, `id="method-card"`) || strings.Contains(body, `id="method-qr"`) || strings.Contains(body, `id="card-form"`) {
+				t.Errorf("GET %s of an inactive merchant: %d, or it offers a payment action:\n%s", path, status, body)
+			}
+		}
+		posts := []struct {
+			path string
+			form url.Values
+		}{
+			{"/rtp/" + rtp + "/accept", url.Values{}},
+			{"/rtp/" + rtp2 + "/reject", url.Values{}},
+			{"/qr/" + qr + "/pay", url.Values{"amount": {"10.00"}, "payerName": {"P"}, "iban": {payd.TestIBAN}}},
+			{"/checkout/" + co + "/method", url.Values{"method": {"MiaQr"}}},
+			{"/checkout/" + co + "/card", url.Values{"cardNumber": {payd.ApprovedCard}, "expiry": {payd.ApprovedCardExpiry}, "cvv": {payd.ApprovedCardCVV}, "cardHolder": {"T"}}},
+		}
+		for _, x := range posts {
+			x.form.Set("csrf", csrf)
+			if status, _, _ := e.page(p.c, "POST", x.path, x.form, nil); status != 409 {
+				t.Errorf("POST %s for an inactive merchant: %d, want 409", x.path, status)
+			}
+		}
+		if err := e.store.SetMerchantActive(t.Context(), e.creds.MerchantID, true); err != nil {
+			t.Fatal(err)
+		}
+		if r := e.as("GET", "/v2/payments?count=10&offset=0", nil).wantOK(); r.num("result.totalCount") != 0 {
+			t.Errorf("an inactive merchant was paid: %s", r.body)
+		}
+		for _, id := range []string{rtp, rtp2} {
+			if s := e.as("GET", "/v2/rtp/"+id, nil).str("result.status"); s != "Active" {
+				t.Errorf("rtp %s changed while its merchant was inactive: %s", id, s)
+			}
+		}
+	})
+}
+
+// TestPayerPagePolish: what a payer sees — line totals and a total row,
+// payer-facing state names, the chosen method highlighted, the sandbox's
+// test-card hint, expiry times, no scannable code on a paid or cancelled
+// QR, and a styled 404 page in the payer's language.
+func TestPayerPagePolish(t *testing.T) {
+	forEachEngine(t, testConfig(), func(t *testing.T, e *env) {
+		co := e.checkout(map[string]any{"amount": 24.63, "language": "en", "orderInfo": map[string]any{"id": "ORD-9", "deliveryAmount": 15, "deliveryCurrency": "MDL",
+			"items": []any{map[string]any{"title": "Tea", "amount": 4.5, "quantity": 2, "currency": "MDL"},
+				map[string]any{"title": "Cake", "amount": 1.25, "quantity": 0.5, "currency": "MDL"}}}})
+		p := e.payer()
+		_, body, _ := p.open(co)
+		for _, want := range []string{`<td class="line">9.00 MDL</td>`, `<td class="line">0.63 MDL</td>`, `<td class="line">15.00 MDL</td>`,
+			`<tr class="total" id="total"><td>Total</td><td></td><td>24.63 MDL</td></tr>`, `data-status="Initialized">Awaiting payment<`} {
+			if !strings.Contains(body, want) {
+				t.Errorf("checkout page lacks %s:\n%s", want, body)
+			}
+		}
+		if strings.Contains(body, "Opened") || strings.Contains(body, `id="test-cards"`) {
+			t.Error("an internal state name, or the card hint before Card was chosen")
+		}
+		p.method(co, "Card")
+		_, body, _ = p.open(co)
+		if !strings.Contains(body, `id="method-card" class="chosen" aria-pressed="true"`) || !strings.Contains(body, `id="method-qr" class="secondary"`) {
+			t.Errorf("the chosen method is not highlighted:\n%s", body)
+		}
+		if !strings.Contains(body, `id="test-cards"`) || !strings.Contains(body, "5102 1800 6010 1124") {
+			t.Error("no test-card hint in the sandbox card form")
+		}
+		// Expiry on the RTP and QR pages.
+		rtp := e.createRTP(nil)
+		_, body, _ = e.page(p.c, "GET", "/rtp/"+rtp+"?lang=en", nil, nil)
+		if !strings.Contains(body, `id="expires"`) || !strings.Contains(body, "Valid until") {
+			t.Errorf("the RTP page shows no expiry:\n%s", body)
+		}
+		dyn := e.qr(map[string]any{"type": "Dynamic", "amountType": "Fixed", "amount": 10, "currency": "MDL", "description": "d", "expiresAt": e.exp(time.Hour)})
+		_, body, _ = e.page(p.c, "GET", "/qr/"+dyn+"?lang=en", nil, nil)
+		if !strings.Contains(body, `id="expires"`) || !strings.Contains(body, `id="qr-image"`) {
+			t.Errorf("an active Dynamic QR page lacks its expiry or code:\n%s", body)
+		}
+		e.pay(dyn, 10).wantOK()
+		if _, body, _ = e.page(p.c, "GET", "/qr/"+dyn, nil, nil); strings.Contains(body, `id="qr-image"`) {
+			t.Error("a paid QR still shows a scannable code")
+		}
+		st := e.qr(map[string]any{"type": "Static", "amountType": "Free", "currency": "MDL", "description": "d"})
+		e.as("POST", "/v2/instant/qr/"+st+"/cancel", map[string]any{"reason": "closed"}).wantOK()
+		if _, body, _ = e.page(p.c, "GET", "/qr/"+st, nil, nil); strings.Contains(body, `id="qr-image"`) {
+			t.Error("a cancelled QR still shows a scannable code")
+		}
+		// Unknown ids: a styled page in the payer's language.
+		for path, want := range map[string]string{
+			"/checkout/01a1fd38-56fa-7f9d-ba9b-1038a64df444?lang=ru": "Страница не найдена",
+			"/rtp/nope?lang=en": "Page not found", "/qr/01a1fd38-56fa-7f9d-ba9b-1038a64df444": "Pagina nu a fost găsită", "/nowhere": "Pagina nu a fost găsită",
+		} {
+			status, body, hdr := e.page(p.c, "GET", path, nil, nil)
+			if status != 404 || !strings.HasPrefix(hdr.Get("Content-Type"), "text/html") || !strings.Contains(body, want) || !strings.Contains(body, "<style>") {
+				t.Errorf("GET %s: %d %s, want a styled page saying %q:\n%s", path, status, hdr.Get("Content-Type"), want, body)
+			}
 		}
 	})
 }

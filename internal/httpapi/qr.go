@@ -260,7 +260,7 @@ func (s *Server) handleTestPay(c *call) error {
 	if err := o.err(in.Validate()); err != nil {
 		return err
 	}
-	q, p, err := s.store.PayQR(c.r.Context(), c.m, in, c.now)
+	q, p, err := s.payer.PayQR(c.r.Context(), c.m.ID, in, c.now)
 	if err != nil {
 		return s.qrError(c, err, in.QRID)
 	}

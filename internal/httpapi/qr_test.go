@@ -14,6 +14,7 @@ import (
 	gozxingqr "github.com/makiuchi-d/gozxing/qrcode"
 
 	"payd"
+	"payd/internal/rails/sandbox"
 	"payd/internal/worker"
 )
 
@@ -401,7 +402,7 @@ func TestQRPaymentsAndRefunds(t *testing.T) {
 		if got := e.as("GET", "/v2/payments/refunds/"+r2, nil).wantOK(); got.num("result.amount") != 25 || got.str("result.refundType") != "Partial" {
 			t.Errorf("remainder refund = %s", got.body)
 		}
-		proc := &worker.Refunds{Store: e.store, Clock: e.clock}
+		proc := &sandbox.Refunds{Store: e.store, Ledger: e.store, Clock: e.clock}
 		proc.RunOnce(t.Context())
 		e.clock.Advance(time.Second)
 		if n, _ := proc.RunOnce(t.Context()); n != 2 {

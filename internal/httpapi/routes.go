@@ -1,6 +1,9 @@
 package httpapi
 
-import "net/http"
+import (
+	"net/http"
+	"strings"
+)
 
 // routes registers every route, one line each, in the order of the contract.
 func (s *Server) routes(pages http.Handler) {
@@ -41,11 +44,23 @@ func (s *Server) routes(pages http.Handler) {
 	m.Handle("GET /v2/payments/{id}", s.api(areaPayments, authed, s.handlePaymentGet))
 	m.Handle("GET /v2/payments", s.api(areaPayments, authed, s.handlePaymentList))
 	m.Handle("POST /v2/payments/{payId}/refund", s.api(areaPayments, authed, s.handleRefund))
+	m.Handle("POST /v2/mia/payments/{payId}/refund", s.api(areaPayments, authed, s.handleRefund)) // the Python client's path
 	m.Handle("GET /v2/payments/refunds/{id}", s.api(areaRefunds, authed, s.handleRefundGet))
+
+	m.Handle("GET /v2/callbacks", s.api(areaCallbacks, authed, s.handleCallbackList))
+	m.Handle("GET /v2/callbacks/{id}", s.api(areaCallbacks, authed, s.handleCallbackGet))
+	m.Handle("POST /v2/callbacks/{id}/resend", s.api(areaCallbacks, authed, s.handleCallbackResend))
+
+	m.Handle("GET /v2/sandbox/clock", s.api(areaAuth, sandbox, s.handleClock))
+	m.Handle("POST /v2/sandbox/clock/advance", s.api(areaAuth, sandbox, s.handleClockAdvance))
+	m.Handle("POST /v2/sandbox/clock/reset", s.api(areaAuth, sandbox, s.handleClockReset))
 
 	m.HandleFunc("GET /healthz", s.handleHealthz)
 	m.HandleFunc("GET /readyz", s.handleReadyz)
-	m.Handle("GET /metrics", s.metricsHandler())
+	if s.cfg.Sandbox {
+		// In production metrics are served only on PAYD_METRICS_ADDR.
+		m.Handle("GET /metrics", s.metricsHandler())
+	}
 	m.HandleFunc("GET /openapi.json", s.handleOpenAPI)
 
 	if pages != nil {
@@ -59,7 +74,9 @@ func (s *Server) routes(pages http.Handler) {
 // 404/405 and everything else to the hosted pages.
 func (s *Server) pagesOr404(pages http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if p := r.URL.Path; p == "/v2" || len(p) >= 4 && p[:4] == "/v2/" {
+		// Paths match case-sensitively, so /V2/rtp is unknown: it gets the
+		// API's envelope too, not a page.
+		if p := strings.ToLower(r.URL.Path); p == "/v2" || strings.HasPrefix(p, "/v2/") || p == "/metrics" {
 			s.handleNoRoute(w, r)
 			return
 		}

@@ -26,7 +26,12 @@ func (s *Server) handleRTPCreate(c *call) error {
 	if err != nil {
 		return err
 	}
-	if err := s.store.CreateRTP(c.r.Context(), r); err != nil {
+	if s.payer != nil {
+		if err := s.payer.NewRTP(r, c.now); err != nil {
+			return err
+		}
+	}
+	if err := s.store.CreateRTP(c.r.Context(), c.m, r); err != nil {
 		return err
 	}
 	return c.respond(rtpCreated{RTPID: r.ID, OrderID: r.OrderID, ExpiresAt: wireTime(r.ExpiresAt)})
@@ -104,7 +109,7 @@ func (s *Server) handleRTPTestAccept(c *call) error {
 	if err := o.err(errs.Err()); err != nil {
 		return err
 	}
-	r, p, err := s.store.AcceptRTP(c.r.Context(), c.m, id, amount, c.now)
+	r, p, err := s.payer.AcceptRTP(c.r.Context(), c.m.ID, id, amount, c.now)
 	if err != nil {
 		return s.rtpError(c, err, id)
 	}
@@ -132,7 +137,7 @@ func (s *Server) handleRTPTestReject(c *call) error {
 	if err != nil {
 		return err
 	}
-	r, err := s.store.RejectRTP(c.r.Context(), c.m.ID, id, c.now)
+	r, err := s.payer.RejectRTP(c.r.Context(), c.m.ID, id, c.now)
 	if err != nil {
 		return s.rtpError(c, err, id)
 	}

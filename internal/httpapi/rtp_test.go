@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"payd"
+	"payd/internal/rails/sandbox"
 	"payd/internal/worker"
 )
 
@@ -258,7 +259,7 @@ func TestRTPTestAliases(t *testing.T) {
 		}
 		acc := e.createRTP(map[string]any{"alias": payd.AliasAutoAccept})
 		rej := e.createRTP(map[string]any{"alias": payd.AliasAutoReject})
-		auto := &worker.AutoDecisions{Store: e.store, Clock: e.clock}
+		auto := &sandbox.Decisions{Store: e.store, Payer: sandbox.New(e.store), Clock: e.clock}
 		if n, _ := auto.RunOnce(t.Context()); n != 0 {
 			t.Errorf("decided %d before the delay", n)
 		}
@@ -453,11 +454,12 @@ func TestRTPRefunds(t *testing.T) {
 		e.as("POST", "/v2/payments/"+payID+"/refund", map[string]any{"reason": "again"}).wantError(409, payd.CodeAlreadyRefunded)
 		refundID := rf.str("result.refundId")
 		got := e.as("GET", "/v2/payments/refunds/"+refundID, nil).wantOK()
-		if got.str("result.status") != "Created" || got.get("result.executedAt") != nil || got.str("result.refundType") != "Full" || got.str("result.refundReason") != "damaged" {
+		// executedAt is the creation time until the refund is processed.
+		if got.str("result.status") != "Created" || got.str("result.executedAt") != payd.FormatTime(e.clock.Now()) || got.str("result.refundType") != "Full" || got.str("result.refundReason") != "damaged" {
 			t.Errorf("refund record = %s", got.body)
 		}
 		// The processor: Requested at once, Accepted after the delay.
-		proc := &worker.Refunds{Store: e.store, Clock: e.clock}
+		proc := &sandbox.Refunds{Store: e.store, Ledger: e.store, Clock: e.clock}
 		proc.RunOnce(t.Context())
 		if s := e.as("GET", "/v2/payments/refunds/"+refundID, nil).str("result.status"); s != "Requested" {
 			t.Errorf("refund after first pass: %s", s)
@@ -497,5 +499,21 @@ func TestSandboxEndpointsInProduction(t *testing.T) {
 		e.as("POST", "/v2/rtp/"+id+"/test-reject", nil).wantError(403, payd.CodeSandboxOnly)
 		// Authentication comes first.
 		e.call("POST", "/v2/rtp/"+id+"/test-reject", nil, "").wantError(401, payd.CodeUnauthorized)
+	})
+}
+
+// TestLegacyRefundPath: POST /v2/mia/payments/{payId}/refund (the Python
+// client's path) is the refund endpoint of the payments area.
+func TestLegacyRefundPath(t *testing.T) {
+	forEachEngine(t, testConfig(), func(t *testing.T, e *env) {
+		id := e.createRTP(nil)
+		payID := e.as("POST", "/v2/rtp/"+id+"/test-accept", map[string]any{"amount": 50.5, "currency": "MDL"}).wantOK().str("result.payId")
+		rf := e.as("POST", "/v2/mia/payments/"+payID+"/refund", map[string]any{"reason": "legacy"}).wantOK()
+		refundID := rf.str("result.refundId")
+		if got := e.as("GET", "/v2/payments/refunds/"+refundID, nil).wantOK(); got.str("result.paymentId") != payID || got.str("result.refundReason") != "legacy" {
+			t.Errorf("refund through the legacy path: %s", got.body)
+		}
+		e.as("POST", "/v2/mia/payments/"+payID+"/refund", map[string]any{"reason": "again"}).wantError(409, payd.CodeAlreadyRefunded)
+		e.as("POST", "/v2/mia/payments/01a1fd38-56fa-7f9d-ba9b-1038a64df444/refund", map[string]any{"reason": "x"}).wantError(404, payd.CodePaymentNotFound)
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"payd"
+	"payd/internal/rails/sandbox"
 	"payd/internal/sqlstore"
 )
 
@@ -70,6 +71,9 @@ type Server struct {
 	mux     *http.ServeMux
 	limits  *tokenLimits
 	handler http.Handler
+	// payer is the sandbox's simulated network behind the test endpoints;
+	// nil in production, where those endpoints answer 403.
+	payer *sandbox.Payer
 }
 
 // New builds the API over store. pages, when not nil, serves the hosted
@@ -79,12 +83,20 @@ func New(cfg Config, store *sqlstore.Store, clock payd.Clock, log *slog.Logger, 
 		cfg: cfg.Defaults(), store: store, clock: clock, log: log,
 		metrics: newMetrics(), mux: http.NewServeMux(),
 	}
+	if s.cfg.Sandbox {
+		s.payer = sandbox.New(store)
+	}
 	s.limits = newTokenLimits(s.cfg.TokenRateClient, s.cfg.TokenRateAddr)
-	s.metrics.registerStore(store)
+	s.metrics.registerStore(store, clock)
 	s.routes(pages)
 	s.handler = s.observe(s.mux)
 	return s
 }
+
+// Mount serves h at pattern on the main listener, behind the same request
+// id, access log and recovery as the API (the rails' inbound endpoint).
+// Call it before serving.
+func (s *Server) Mount(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
 
 // ServeHTTP serves a request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
@@ -134,6 +146,9 @@ func (c *call) run(o routeOpts, h func(*call) error) error {
 		}
 		c.m = m
 		*c.r = *c.r.WithContext(contextWithMerchant(c.r.Context(), m))
+		if c.s.cfg.Sandbox {
+			c.now = m.Now(c.now) // the merchant's test clock
+		}
 		if o.sandboxOnly && !c.s.cfg.Sandbox {
 			return payd.E(payd.CodeSandboxOnly)
 		}

@@ -151,7 +151,7 @@ type refundRecord struct {
 
 func refundRecordOf(r *payd.Refund) refundRecord {
 	return refundRecord{ID: r.ID, PaymentID: r.PaymentID, RefundType: r.Type(), Amount: r.Amount, Currency: r.Currency,
-		RefundReason: r.Reason, ExecutedAt: nullTime(r.ExecutedAt), Status: string(r.Status)}
+		RefundReason: r.Reason, ExecutedAt: nullTime(r.ProcessedAt()), Status: string(r.Status)}
 }
 
 type qrCreated struct {
@@ -290,24 +290,31 @@ type checkoutCancelled struct {
 
 // checkoutRecord is the checkout record with the seed's names and case
 // (CompletedAt, FailedAt, CancelledAt, PaymentId); every key is present.
+// The same values are also sent in camel case (completedAt, failedAt,
+// cancelledAt, paymentId): the real service's documentation and its
+// TypeScript client read those names, the seed shows the others, and
+// sending both serves every client.
 type checkoutRecord struct {
-	ID          string           `json:"id"`
-	CreatedAt   wireTime         `json:"createdAt"`
-	Status      string           `json:"status"`
-	Amount      payd.Money       `json:"amount"`
-	Currency    string           `json:"currency"`
-	CallbackURL *string          `json:"callbackUrl"`
-	SuccessURL  *string          `json:"successUrl"`
-	FailURL     *string          `json:"failUrl"`
-	Language    string           `json:"language"`
-	URL         string           `json:"url"`
-	Order       *wireOrder       `json:"order"`
-	Payer       *wirePayer       `json:"payer"`
-	ExpiresAt   wireTime         `json:"expiresAt"`
-	CompletedAt *wireTime        `json:"CompletedAt"`
-	FailedAt    *wireTime        `json:"FailedAt"`
-	CancelledAt *wireTime        `json:"CancelledAt"`
-	Payment     *checkoutPayment `json:"payment"`
+	ID           string           `json:"id"`
+	CreatedAt    wireTime         `json:"createdAt"`
+	Status       string           `json:"status"`
+	Amount       payd.Money       `json:"amount"`
+	Currency     string           `json:"currency"`
+	CallbackURL  *string          `json:"callbackUrl"`
+	SuccessURL   *string          `json:"successUrl"`
+	FailURL      *string          `json:"failUrl"`
+	Language     string           `json:"language"`
+	URL          string           `json:"url"`
+	Order        *wireOrder       `json:"order"`
+	Payer        *wirePayer       `json:"payer"`
+	ExpiresAt    wireTime         `json:"expiresAt"`
+	CompletedAt  *wireTime        `json:"CompletedAt"`
+	FailedAt     *wireTime        `json:"FailedAt"`
+	CancelledAt  *wireTime        `json:"CancelledAt"`
+	CompletedAt2 *wireTime        `json:"completedAt"`
+	FailedAt2    *wireTime        `json:"failedAt"`
+	CancelledAt2 *wireTime        `json:"cancelledAt"`
+	Payment      *checkoutPayment `json:"payment"`
 }
 
 type wireOrder struct {
@@ -347,6 +354,7 @@ type wirePayer struct {
 // record's values under the seed's names.
 type checkoutPayment struct {
 	PaymentID             string     `json:"PaymentId"`
+	PaymentID2            string     `json:"paymentId"` // the same, as the real clients spell it
 	ExecutedAt            wireTime   `json:"executedAt"`
 	Status                string     `json:"status"`
 	Amount                payd.Money `json:"amount"`
@@ -375,6 +383,7 @@ func checkoutRecordOf(c *payd.Checkout, url string, p *payd.Payment) checkoutRec
 		CallbackURL: nullStr(c.CallbackURL), SuccessURL: nullStr(c.SuccessURL), FailURL: nullStr(c.FailURL),
 		Language: c.Language, URL: url, ExpiresAt: wireTime(c.ExpiresAt),
 		CompletedAt: nullTime(c.CompletedAt), FailedAt: nullTime(c.FailedAt), CancelledAt: nullTime(c.CancelledAt),
+		CompletedAt2: nullTime(c.CompletedAt), FailedAt2: nullTime(c.FailedAt), CancelledAt2: nullTime(c.CancelledAt),
 	}
 	if o := c.Order; o != nil {
 		wo := &wireOrder{ID: nullStr(o.ID), Description: nullStr(o.Description), Amount: o.Amount, Currency: nullStr(o.Currency),
@@ -396,7 +405,7 @@ func checkoutRecordOf(c *payd.Checkout, url string, p *payd.Payment) checkoutRec
 	if p != nil {
 		pr := paymentRecordOf(p)
 		r.Payment = &checkoutPayment{
-			PaymentID: pr.PaymentID, ExecutedAt: pr.ExecutedAt, Status: pr.Status, Amount: pr.Amount, Currency: pr.Currency,
+			PaymentID: pr.PaymentID, PaymentID2: pr.PaymentID, ExecutedAt: pr.ExecutedAt, Status: pr.Status, Amount: pr.Amount, Currency: pr.Currency,
 			Type: pr.Type, ProviderType: pr.ProviderType, SenderName: pr.SenderName, SenderIBAN: pr.SenderIBAN,
 			RecipientIBAN: pr.RecipientIBAN, ReferenceNumber: pr.ReferenceNumber, MCC: pr.MCC, OrderID: pr.OrderID,
 			TerminalID: pr.TerminalID, RefundedAmount: pr.RefundedAmount, PaymentMethod: nullStr(pr.PaymentMethod),

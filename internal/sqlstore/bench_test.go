@@ -22,12 +22,13 @@ func BenchmarkCreateRTP(b *testing.B) {
 				s, _ = storetest.Postgres(b)
 			}
 			c, _ := s.CreateMerchant(ctx, sqlstore.MerchantOptions{Name: "b"}, storetest.Epoch)
+			m, _ := s.Merchant(ctx, c.MerchantID)
 			amount, exp := payd.Money(5000), storetest.Epoch.Add(time.Hour)
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					r, _ := payd.NewRTP(payd.RTPInput{Alias: "37369112221", Amount: &amount, ExpiresAt: &exp, Currency: "MDL", Description: "d"}, c.MerchantID, storetest.Epoch)
-					if err := s.CreateRTP(ctx, r); err != nil {
+					if err := s.CreateRTP(ctx, m, r); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -10,7 +10,7 @@ import (
 )
 
 const callbackCols = `id, merchant_id, event, subject_id, url, body, ts, signature, state, attempts,
-	schedule_start, next_attempt_at, created_at, delivered_at, last_status, last_error`
+	schedule_start, next_attempt_at, created_at, delivered_at, last_status, last_error, COALESCE(object_id, subject_id)`
 
 func scanCallback(sc scanner) (*payd.Callback, error) {
 	var c payd.Callback
@@ -19,7 +19,7 @@ func scanCallback(sc scanner) (*payd.Callback, error) {
 	var delivered, lastStatus sql.NullInt64
 	var lastErr sql.NullString
 	if err := sc.Scan(&c.ID, &c.MerchantID, &event, &c.SubjectID, &c.URL, &body, &c.Timestamp, &c.Signature, &state,
-		&c.Attempts, &c.ScheduleStart, &next, &created, &delivered, &lastStatus, &lastErr); err != nil {
+		&c.Attempts, &c.ScheduleStart, &next, &created, &delivered, &lastStatus, &lastErr, &c.ObjectID); err != nil {
 		return nil, notFound(err)
 	}
 	c.Event, c.Body, c.State = payd.Event(event), []byte(body), payd.CallbackState(state)
@@ -31,12 +31,21 @@ func scanCallback(sc scanner) (*payd.Callback, error) {
 // insertCallback queues a callback in the outbox, inside the transaction of
 // the change that causes it.
 func (t *tx) insertCallback(ctx context.Context, c *payd.Callback) error {
-	_, err := t.exec(ctx, `INSERT INTO callbacks (id, merchant_id, event, subject_id, url, body, ts, signature, state,
-		attempts, next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)`,
-		c.ID, c.MerchantID, string(c.Event), c.SubjectID, c.URL, string(c.Body), c.Timestamp, c.Signature,
+	_, err := t.exec(ctx, `INSERT INTO callbacks (id, merchant_id, event, subject_id, object_id, url, body, ts, signature, state,
+		attempts, next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)`,
+		c.ID, c.MerchantID, string(c.Event), c.SubjectID, nullStr(c.ObjectID), c.URL, string(c.Body), c.Timestamp, c.Signature,
 		ms(c.NextAttemptAt), ms(c.CreatedAt))
 	if err != nil {
 		return fmt.Errorf("queue callback: %w", err)
+	}
+	objects := c.Objects
+	if len(objects) == 0 {
+		objects = []string{c.SubjectID}
+	}
+	for _, id := range objects {
+		if _, err := t.exec(ctx, "INSERT INTO callback_objects (object_id, callback_id) VALUES (?, ?) ON CONFLICT DO NOTHING", id, c.ID); err != nil {
+			return fmt.Errorf("queue callback: %w", err)
+		}
 	}
 	return nil
 }
@@ -60,13 +69,32 @@ func (s *Store) ClaimCallbacks(ctx context.Context, owner string, now time.Time,
 	return out, err
 }
 
+// ClaimCallbacksAt claims one merchant's callbacks due by its time due (the
+// test clock's pass), leased until leaseUntil in real time.
+func (s *Store) ClaimCallbacksAt(ctx context.Context, owner, merchantID string, due, realNow, leaseUntil time.Time, limit int) ([]*payd.Callback, error) {
+	var out []*payd.Callback
+	err := s.inTx(ctx, func(t *tx) error {
+		rows, err := t.query(ctx, `UPDATE callbacks SET lease_owner = ?, lease_until = ?
+			WHERE id IN (SELECT id FROM callbacks WHERE merchant_id = ? AND state = 'pending' AND next_attempt_at <= ?
+				AND (lease_until IS NULL OR lease_until <= ?) ORDER BY next_attempt_at LIMIT ?`+s.skipLocked()+`)
+			RETURNING `+callbackCols, owner, ms(leaseUntil), merchantID, ms(due), ms(realNow), limit)
+		if err != nil {
+			return fmt.Errorf("claim callbacks: %w", err)
+		}
+		out, err = scanAll(rows, scanCallback)
+		return err
+	})
+	return out, err
+}
+
 // Attempt is the outcome of one delivery attempt.
 type Attempt struct {
-	Number     int // 1, 2, …
-	StartedAt  time.Time
-	Duration   time.Duration
-	StatusCode int // 0 when no response
-	Error      string
+	Number       int // 1, 2, …
+	StartedAt    time.Time
+	Duration     time.Duration
+	StatusCode   int // 0 when no response
+	Error        string
+	ResponseBody string // the first 4 KiB of the answer
 }
 
 // RecordAttempt records an attempt made under owner's lease and moves the
@@ -97,9 +125,9 @@ func (s *Store) RecordAttempt(ctx context.Context, c *payd.Callback, owner strin
 		if n, _ := res.RowsAffected(); n != 1 {
 			return payd.ErrConflict
 		}
-		_, err = t.exec(ctx, `INSERT INTO callback_attempts (callback_id, attempt, started_at, duration_ms, status_code, error, instance)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`, c.ID, a.Number, ms(a.StartedAt), a.Duration.Milliseconds(),
-			nullInt(a.StatusCode), nullStr(a.Error), owner)
+		_, err = t.exec(ctx, `INSERT INTO callback_attempts (callback_id, attempt, started_at, duration_ms, status_code, error, instance, response_body)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, c.ID, a.Number, ms(a.StartedAt), a.Duration.Milliseconds(),
+			nullInt(a.StatusCode), nullStr(a.Error), owner, nullStr(a.ResponseBody))
 		return err
 	})
 }
@@ -129,7 +157,7 @@ func (s *Store) Callback(ctx context.Context, id string) (*payd.Callback, error)
 
 // CallbackAttempts lists the attempts made for a callback, in order.
 func (s *Store) CallbackAttempts(ctx context.Context, id string) ([]Attempt, error) {
-	rows, err := s.query(ctx, `SELECT attempt, started_at, duration_ms, status_code, error FROM callback_attempts
+	rows, err := s.query(ctx, `SELECT attempt, started_at, duration_ms, status_code, error, response_body FROM callback_attempts
 		WHERE callback_id = ? ORDER BY attempt`, id)
 	if err != nil {
 		return nil, err
@@ -140,11 +168,12 @@ func (s *Store) CallbackAttempts(ctx context.Context, id string) ([]Attempt, err
 		var a Attempt
 		var started, dur int64
 		var code sql.NullInt64
-		var e sql.NullString
-		if err := rows.Scan(&a.Number, &started, &dur, &code, &e); err != nil {
+		var e, body sql.NullString
+		if err := rows.Scan(&a.Number, &started, &dur, &code, &e, &body); err != nil {
 			return nil, err
 		}
 		a.StartedAt, a.Duration, a.StatusCode, a.Error = payd.UnixMilli(started), time.Duration(dur)*time.Millisecond, int(code.Int64), e.String
+		a.ResponseBody = body.String
 		out = append(out, a)
 	}
 	return out, rows.Err()
@@ -176,4 +205,69 @@ func (s *Store) ResendCallback(ctx context.Context, id string, now time.Time) er
 // PendingCallbacks counts callbacks waiting for delivery.
 func (s *Store) PendingCallbacks(ctx context.Context) (int, error) {
 	return s.count(ctx, "SELECT COUNT(*) FROM callbacks WHERE state = 'pending'", nil)
+}
+
+// CallbackFilter selects a merchant's callbacks for the callback log.
+type CallbackFilter struct {
+	MerchantID             string
+	State                  payd.CallbackState // "" for all
+	Event                  string
+	ObjectID               string // any id the callback is about
+	CreatedFrom, CreatedTo *time.Time
+	Desc                   bool // newest first
+	Count, Offset          int
+}
+
+// MerchantCallbacks lists a merchant's callbacks matching f and counts all matches.
+func (s *Store) MerchantCallbacks(ctx context.Context, f CallbackFilter) ([]*payd.Callback, int, error) {
+	var w where
+	w.add("merchant_id = ?", f.MerchantID)
+	w.opt("state = ?", string(f.State))
+	w.opt("event = ?", f.Event)
+	if f.ObjectID != "" {
+		w.add("id IN (SELECT callback_id FROM callback_objects WHERE object_id = ?)", f.ObjectID)
+	}
+	w.timeRange("created_at", f.CreatedFrom, f.CreatedTo)
+	total, err := s.count(ctx, "SELECT COUNT(*) FROM callbacks"+w.sql(), w.args)
+	if err != nil {
+		return nil, 0, fmt.Errorf("count callbacks: %w", err)
+	}
+	dir := " ASC"
+	if f.Desc {
+		dir = " DESC"
+	}
+	rows, err := s.query(ctx, "SELECT "+callbackCols+" FROM callbacks"+w.sql()+" ORDER BY created_at"+dir+", id"+dir+s.limit(f.Count, f.Offset), w.args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list callbacks: %w", err)
+	}
+	out, err := scanAll(rows, scanCallback)
+	return out, total, err
+}
+
+// MerchantCallback reads one of the merchant's callbacks.
+func (s *Store) MerchantCallback(ctx context.Context, merchantID, id string) (*payd.Callback, error) {
+	return scanCallback(s.queryRow(ctx, "SELECT "+callbackCols+" FROM callbacks WHERE id = ? AND merchant_id = ?", id, merchantID))
+}
+
+// ReplayCallback queues one of the merchant's callbacks again, whatever its
+// state: due now with a fresh schedule, the same body (and body
+// signature), a fresh X-Signature-Timestamp and X-Signature.
+func (s *Store) ReplayCallback(ctx context.Context, m *payd.Merchant, id string, now time.Time) (*payd.Callback, error) {
+	var c *payd.Callback
+	err := s.inTx(ctx, func(t *tx) error {
+		var err error
+		if c, err = scanCallback(t.queryRow(ctx, "SELECT "+callbackCols+" FROM callbacks WHERE id = ? AND merchant_id = ?"+s.forUpdate(), id, m.ID)); err != nil {
+			return err
+		}
+		c.Resign(m.SignatureKey, now)
+		c.State, c.ScheduleStart, c.NextAttemptAt = payd.CallbackPending, c.Attempts, now
+		_, err = t.exec(ctx, `UPDATE callbacks SET state = 'pending', schedule_start = attempts, next_attempt_at = ?, ts = ?, signature = ?,
+			lease_owner = NULL, lease_until = NULL WHERE id = ?`, ms(now), c.Timestamp, c.Signature, id)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.queued()
+	return c, nil
 }

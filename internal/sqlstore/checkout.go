@@ -240,10 +240,15 @@ func (s *Store) CancelCheckout(ctx context.Context, merchantID, id string, now t
 
 // SelectCheckoutMethod records the payer's method; the first MiaQr
 // selection creates the checkout's QR in the same transaction.
-func (s *Store) SelectCheckoutMethod(ctx context.Context, id, method, pageURL string, now time.Time) (*payd.Checkout, error) {
+// cards says whether a card acquirer is configured.
+func (s *Store) SelectCheckoutMethod(ctx context.Context, id, method string, cards bool, pageURL string, now time.Time) (*payd.Checkout, error) {
 	c, err := s.updateCheckout(ctx, "", id, func(t *tx, c *payd.Checkout) error {
+		m, err := t.merchant(ctx, c.MerchantID)
+		if err != nil {
+			return err
+		}
 		c.Open(now)
-		needQR, err := c.SelectMethod(now, method)
+		needQR, err := c.SelectMethod(now, method, cards, m.Active)
 		if err != nil || !needQR {
 			return err
 		}
@@ -252,98 +257,6 @@ func (s *Store) SelectCheckoutMethod(ctx context.Context, id, method, pageURL st
 		return t.insertQR(ctx, q, nil)
 	})
 	return c, err
-}
-
-// PayCard settles a card payment of a checkout that selected Card: an
-// approved card completes it, any other well-formed card fails it. The
-// payment, the checkout's transition and its callback commit together.
-// Only the card's mask is stored.
-func (s *Store) PayCard(ctx context.Context, id string, card payd.Card, now time.Time) (*payd.Checkout, *payd.Payment, error) {
-	var p *payd.Payment
-	queued := false
-	c, err := s.updateCheckout(ctx, "", id, func(t *tx, c *payd.Checkout) error {
-		c.Observe(now)
-		if c.Status != payd.CheckoutMethodSelected || c.Method != payd.MethodCard {
-			return payd.E(payd.CodeCheckoutState, "status", string(c.Status))
-		}
-		m, err := scanMerchant(t.queryRow(ctx, "SELECT "+merchantCols+" FROM merchants m WHERE m.id = ?", c.MerchantID))
-		if err != nil {
-			return err
-		}
-		p = &payd.Payment{
-			ID: payd.NewID(now), MerchantID: c.MerchantID, Kind: payd.PaymentCard, CheckoutID: c.ID,
-			Amount: c.Amount, Currency: c.Currency, OrderID: c.OrderID(), SenderName: card.Holder, CardMask: card.Mask(),
-			Failed: !card.Approved(), ExecutedAt: now, RecipientIBAN: m.IBAN, MCC: m.MCC,
-		}
-		if c.Order != nil {
-			p.Description = c.Order.Description
-		}
-		event := payd.EventCheckoutCompleted
-		if p.Failed {
-			event = payd.EventCheckoutFailed
-			if err := c.Fail(now, p.ID); err != nil {
-				return err
-			}
-			if err := t.cancelCheckoutQR(ctx, c, now); err != nil {
-				return err
-			}
-		} else {
-			p.ApprovalCode = approvalCode(p.ID)
-			if err := c.Complete(now, p.ID); err != nil {
-				return err
-			}
-		}
-		if err := t.insertPayment(ctx, p, c.CallbackURL); err != nil {
-			return err
-		}
-		if c.CallbackURL == "" {
-			return nil
-		}
-		queued = true
-		body := payd.CheckoutCallbackFields(c, p).AppendJSON(nil, false)
-		return t.insertCallback(ctx, payd.NewCallback(event, m, c.ID, c.CallbackURL, body, now))
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	if queued {
-		s.queued()
-	}
-	return c, p, nil
-}
-
-// approvalCode derives a 6-digit approval code from the payment id.
-func approvalCode(id string) string {
-	var n uint32
-	for i := 0; i < len(id); i++ {
-		n = n*31 + uint32(id[i])
-	}
-	return fmt.Sprintf("%06d", n%1000000)
-}
-
-// completeCheckoutByQR completes the checkout that owns a paid QR, in the
-// payment's transaction, and queues its callback. It refuses (409 14019)
-// when the checkout can no longer be paid.
-func (t *tx) completeCheckoutByQR(ctx context.Context, m *payd.Merchant, q *payd.QR, p *payd.Payment, now time.Time) (bool, error) {
-	c, err := t.lockCheckout(ctx, q.CheckoutID)
-	if err != nil {
-		return false, err
-	}
-	from := c.Status
-	if err := c.Complete(now, p.ID); err != nil {
-		return false, payd.E(payd.CodeQRState)
-	}
-	if err := t.saveCheckout(ctx, c, from); err != nil {
-		return false, err
-	}
-	if _, err := t.exec(ctx, "UPDATE payments SET callback_url = ? WHERE id = ?", nullStr(c.CallbackURL), p.ID); err != nil {
-		return false, err
-	}
-	if c.CallbackURL == "" {
-		return false, nil
-	}
-	body := payd.CheckoutCallbackFields(c, p).AppendJSON(nil, false)
-	return true, t.insertCallback(ctx, payd.NewCallback(payd.EventCheckoutCompleted, m, c.ID, c.CallbackURL, body, now))
 }
 
 // checkoutStatusExpr is a checkout's status as of now (args: now, now).

@@ -49,6 +49,11 @@ type Store struct {
 	notify func()
 	// inactivity is PAYD_QR_INACTIVITY (0: the 30-day default).
 	inactivity time.Duration
+	// orders: the rails take outbound orders (RTP delivery and cancel,
+	// refund returns), written to the rails outbox with their changes.
+	orders bool
+	// sealer seals secrets payd must read back (seal.go).
+	sealer *sealer
 	// SQLite: write transactions queue here for the group committer.
 	jobs   chan writeJob
 	closed chan struct{}
@@ -69,11 +74,8 @@ func Open(url string) (*Store, error) {
 		db.SetConnMaxIdleTime(5 * time.Minute)
 		return &Store{engine: Postgres, w: db, r: db}, nil
 	}
-	path := strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(url, "sqlite://"), "sqlite:"), "file:")
-	if i := strings.IndexByte(path, '?'); i >= 0 {
-		path = path[:i]
-	}
-	if path == "" {
+	path, ok := sqlitePath(url)
+	if !ok {
 		return nil, errors.New("open sqlite: empty path")
 	}
 	if dir := filepath.Dir(path); dir != "" {
@@ -200,7 +202,19 @@ func (t *tx) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
 
 // inTx runs f in a write transaction and commits when it returns nil. On
 // SQLite the transaction may share its commit with others (group commit).
+// A context from WithInbound first records its inbound message in the
+// same transaction (see rails.go).
 func (s *Store) inTx(ctx context.Context, f func(*tx) error) error {
+	if in, ok := ctx.Value(inboundKey{}).(*inbound); ok && !in.used {
+		in.used = true
+		inner := f
+		f = func(t *tx) error {
+			if err := t.recordInbound(ctx, in); err != nil {
+				return err
+			}
+			return inner(t)
+		}
+	}
 	if s.jobs != nil {
 		return s.groupTx(ctx, f)
 	}
@@ -283,4 +297,16 @@ func notFound(err error) error {
 		return payd.ErrNotFound
 	}
 	return err
+}
+
+// sqlitePath is the file of a SQLite database URL.
+func sqlitePath(url string) (string, bool) {
+	if strings.HasPrefix(url, "postgres://") || strings.HasPrefix(url, "postgresql://") {
+		return "", false
+	}
+	path := strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(url, "sqlite://"), "sqlite:"), "file:")
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		path = path[:i]
+	}
+	return path, path != ""
 }

@@ -52,7 +52,11 @@ func (s *Store) BeginIdempotent(ctx context.Context, r IdemRequest, now time.Tim
 			outcome = IdemMismatch
 			return nil
 		case expires > ms(now) && state == "done":
-			outcome, response = IdemReplay, []byte(resp.String)
+			plain, err := s.open(resp.String)
+			if err != nil {
+				return err
+			}
+			outcome, response = IdemReplay, []byte(plain)
 			return nil
 		case expires > ms(now) && created > ms(now.Add(-IdemStale)):
 			outcome = IdemBusy
@@ -79,11 +83,19 @@ func (s *Store) BeginIdempotent(ctx context.Context, r IdemRequest, now time.Tim
 // FinishIdempotent stores the 200 response of a claimed key, or releases
 // the key when the request did not succeed (only 200s are kept, so a retry
 // after an error runs again).
+// A stored response is sealed: it may carry a signature key (test-pay).
 func (s *Store) FinishIdempotent(ctx context.Context, r IdemRequest, ok bool, response []byte) error {
+	sealed := ""
+	if ok {
+		var err error
+		if sealed, err = s.seal(string(response)); err != nil {
+			return err
+		}
+	}
 	return s.inTx(ctx, func(t *tx) error {
 		if ok {
 			_, err := t.exec(ctx, `UPDATE idempotency_keys SET state = 'done', response = ? WHERE merchant_id = ? AND key = ? AND state = 'running'`,
-				string(response), r.MerchantID, r.Key)
+				sealed, r.MerchantID, r.Key)
 			return err
 		}
 		_, err := t.exec(ctx, "DELETE FROM idempotency_keys WHERE merchant_id = ? AND key = ? AND state = 'running'", r.MerchantID, r.Key)

@@ -10,18 +10,34 @@ import (
 )
 
 const merchantCols = `m.id, m.name, m.client_id, m.secret_hash, m.secret_version, m.signature_key,
-	m.active, m.commission_bp, m.iban, m.mcc, m.created_at`
+	m.active, m.commission_bp, m.iban, m.mcc, m.created_at, m.clock_offset_ms, m.clock_floor_ms`
 
-func scanMerchant(sc scanner) (*payd.Merchant, error) {
+// scanMerchant reads a merchant row and opens its sealed signature key.
+func (s *Store) scanMerchant(sc scanner) (*payd.Merchant, error) {
+	m, err := scanMerchantRow(sc)
+	if err != nil {
+		return nil, err
+	}
+	if m.SignatureKey, err = s.open(m.SignatureKey); err != nil {
+		return nil, fmt.Errorf("merchant %s: %w", m.ID, err)
+	}
+	return m, nil
+}
+
+func scanMerchantRow(sc scanner) (*payd.Merchant, error) {
 	var m payd.Merchant
 	var active int
 	var iban sql.NullString
-	var created int64
+	var created, offset, floor int64
 	if err := sc.Scan(&m.ID, &m.Name, &m.ClientID, &m.SecretHash, &m.SecretVersion, &m.SignatureKey,
-		&active, &m.CommissionBP, &iban, &m.MCC, &created); err != nil {
+		&active, &m.CommissionBP, &iban, &m.MCC, &created, &offset, &floor); err != nil {
 		return nil, notFound(err)
 	}
 	m.Active, m.IBAN, m.CreatedAt = active == 1, iban.String, payd.UnixMilli(created)
+	m.ClockOffset = time.Duration(offset) * time.Millisecond
+	if floor != 0 {
+		m.ClockFloor = payd.UnixMilli(floor)
+	}
 	return &m, nil
 }
 
@@ -41,12 +57,16 @@ func (s *Store) CreateMerchant(ctx context.Context, o MerchantOptions, now time.
 	}
 	c := &payd.Credentials{
 		MerchantID: payd.NewID(now), ClientID: payd.NewID(now),
-		ClientSecret: payd.NewID(now), SignatureKey: payd.NewID(now),
+		ClientSecret: payd.NewSecret(), SignatureKey: payd.NewSecret(),
 	}
-	err := s.inTx(ctx, func(t *tx) error {
+	sealedKey, err := s.seal(c.SignatureKey)
+	if err != nil {
+		return nil, fmt.Errorf("create merchant: %w", err)
+	}
+	err = s.inTx(ctx, func(t *tx) error {
 		_, err := t.exec(ctx, `INSERT INTO merchants (id, name, client_id, secret_hash, secret_version, signature_key,
 			active, commission_bp, iban, mcc, created_at) VALUES (?, ?, ?, ?, 1, ?, 1, ?, ?, ?, ?)`,
-			c.MerchantID, o.Name, c.ClientID, payd.HashSecret(c.ClientSecret), c.SignatureKey,
+			c.MerchantID, o.Name, c.ClientID, payd.HashSecret(c.ClientSecret), sealedKey,
 			o.CommissionBP, nullStr(o.IBAN), o.MCC, ms(now))
 		return err
 	})
@@ -62,23 +82,23 @@ func (s *Store) Merchants(ctx context.Context) ([]*payd.Merchant, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list merchants: %w", err)
 	}
-	return scanAll(rows, scanMerchant)
+	return scanAll(rows, s.scanMerchant)
 }
 
 // Merchant reads one merchant.
 func (s *Store) Merchant(ctx context.Context, id string) (*payd.Merchant, error) {
-	return scanMerchant(s.queryRow(ctx, "SELECT "+merchantCols+" FROM merchants m WHERE m.id = ?", id))
+	return s.scanMerchant(s.queryRow(ctx, "SELECT "+merchantCols+" FROM merchants m WHERE m.id = ?", id))
 }
 
 // MerchantByClientID reads the merchant a clientId belongs to.
 func (s *Store) MerchantByClientID(ctx context.Context, clientID string) (*payd.Merchant, error) {
-	return scanMerchant(s.queryRow(ctx, "SELECT "+merchantCols+" FROM merchants m WHERE m.client_id = ?", clientID))
+	return s.scanMerchant(s.queryRow(ctx, "SELECT "+merchantCols+" FROM merchants m WHERE m.client_id = ?", clientID))
 }
 
 // RotateSecret gives the merchant (by merchant id or client id) a new client
 // secret. The old secret stops working and every token issued before dies.
 func (s *Store) RotateSecret(ctx context.Context, idOrClientID string, now time.Time) (*payd.Credentials, error) {
-	secret := payd.NewID(now)
+	secret := payd.NewSecret()
 	var c payd.Credentials
 	err := s.inTx(ctx, func(t *tx) error {
 		err := t.queryRow(ctx, `UPDATE merchants SET secret_hash = ?, secret_version = secret_version + 1
@@ -91,6 +111,9 @@ func (s *Store) RotateSecret(ctx context.Context, idOrClientID string, now time.
 		return err
 	})
 	if err != nil {
+		return nil, fmt.Errorf("rotate secret: %w", err)
+	}
+	if c.SignatureKey, err = s.open(c.SignatureKey); err != nil {
 		return nil, fmt.Errorf("rotate secret: %w", err)
 	}
 	c.ClientSecret = secret
@@ -130,7 +153,7 @@ func (s *Store) IssueToken(ctx context.Context, m *payd.Merchant, ttl time.Durat
 // payd.ErrNotFound when the token was never issued, has expired, or was
 // revoked by a secret rotation.
 func (s *Store) Authenticate(ctx context.Context, token string, now time.Time) (*payd.Merchant, error) {
-	return scanMerchant(s.queryRow(ctx, "SELECT "+merchantCols+` FROM tokens t JOIN merchants m ON m.id = t.merchant_id
+	return s.scanMerchant(s.queryRow(ctx, "SELECT "+merchantCols+` FROM tokens t JOIN merchants m ON m.id = t.merchant_id
 		WHERE t.hash = ? AND t.expires_at > ? AND t.secret_version = m.secret_version`, payd.HashSecret(token), ms(now)))
 }
 

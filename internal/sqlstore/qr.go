@@ -131,7 +131,11 @@ func (s *Store) QR(ctx context.Context, merchantID, id string, now time.Time) (*
 	return qr, nil
 }
 
+// lockQR loads a QR under its row lock; merchantID "" loads any merchant's.
 func (t *tx) lockQR(ctx context.Context, merchantID, id string) (*payd.QR, error) {
+	if merchantID == "" {
+		return scanQR(t.queryRow(ctx, "SELECT "+qrCols+qrFrom+" WHERE q.id = ?"+t.s.forUpdateOf("q"), id))
+	}
 	return scanQR(t.queryRow(ctx, "SELECT "+qrCols+qrFrom+" WHERE q.id = ? AND q.merchant_id = ?"+t.s.forUpdateOf("q"), id, merchantID))
 }
 
@@ -224,57 +228,6 @@ func (s *Store) CancelExtension(ctx context.Context, merchantID, id string, now 
 		return t.setExtensionStatus(ctx, extID, payd.ExtCancelled, now)
 	})
 	return extID, err
-}
-
-// PayQR executes a payment of a QR as a payer's bank would (test-pay and
-// the QR page's simulator): checks in the contract's order (existence,
-// payability, amount), then the payment, the QR's transition and the
-// qr.payment.executed callback in one transaction; a checkout's QR also
-// completes its checkout there.
-func (s *Store) PayQR(ctx context.Context, m *payd.Merchant, in payd.PayInput, now time.Time) (*payd.QR, *payd.Payment, error) {
-	var p *payd.Payment
-	queued := false
-	q, err := s.updateQR(ctx, m.ID, in.QRID, now, func(t *tx, q *payd.QR) error {
-		if !q.Payable() {
-			return payd.E(payd.CodeQRState)
-		}
-		if err := q.CheckPayment(*in.Amount); err != nil {
-			return err
-		}
-		p = &payd.Payment{
-			ID: payd.NewID(now), MerchantID: m.ID, Kind: payd.PaymentQR, QRID: q.ID, CheckoutID: q.CheckoutID,
-			Amount: *in.Amount, Commission: payd.Commission(*in.Amount, m.CommissionBP), Currency: q.Currency,
-			Description: q.Description, OrderID: q.OrderID, TerminalID: q.TerminalID,
-			SenderName: in.PayerName, SenderIBAN: in.IBAN, ExecutedAt: now, RecipientIBAN: m.IBAN, MCC: m.MCC,
-		}
-		if q.Type == payd.QRHybrid {
-			p.ExtensionID = q.ExtensionID
-		}
-		q.Pay(now)
-		if err := t.insertPayment(ctx, p, q.CallbackURL); err != nil {
-			return err
-		}
-		if q.CallbackURL != "" {
-			body := payd.QRPaymentFields(q, p).Body(m.SignatureKey)
-			queued = true
-			if err := t.insertCallback(ctx, payd.NewCallback(payd.EventQRPayment, m, p.ID, q.CallbackURL, body, now)); err != nil {
-				return err
-			}
-		}
-		if q.CheckoutID != "" {
-			q2, err := t.completeCheckoutByQR(ctx, m, q, p, now)
-			queued = queued || q2
-			return err
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	if queued {
-		s.queued()
-	}
-	return q, p, nil
 }
 
 // qrStatusExpr is a QR's status as of now (args: inactivity ms, now, now).

@@ -62,7 +62,14 @@ func (s *Store) CreateRefund(ctx context.Context, merchantID, payID string, in p
 		if err != nil {
 			return fmt.Errorf("insert refund: %w", err)
 		}
-		return nil
+		if !s.orders {
+			return nil
+		}
+		m, err := t.merchant(ctx, merchantID)
+		if err != nil {
+			return err
+		}
+		return t.insertOrder(ctx, payd.RefundOrder(m, rf, p, now))
 	})
 	if err != nil {
 		return nil, err
@@ -81,120 +88,6 @@ func (s *Store) forUpdateOf(table string) string {
 // Refund reads one of the merchant's refunds.
 func (s *Store) Refund(ctx context.Context, merchantID, id string) (*payd.Refund, error) {
 	return scanRefund(s.queryRow(ctx, "SELECT "+refundCols+" FROM refunds WHERE id = ? AND merchant_id = ?", id, merchantID))
-}
-
-// ProcessRefunds is the sandbox refund processor's step: it takes up every
-// Created refund (→ Requested) and settles up to limit Requested refunds
-// whose time has come, each in its own transaction. It returns how many it
-// settled.
-func (s *Store) ProcessRefunds(ctx context.Context, now time.Time, limit int) (int, error) {
-	err := s.inTx(ctx, func(t *tx) error {
-		_, err := t.exec(ctx, "UPDATE refunds SET status = 'Requested', updated_at = ? WHERE status = 'Created'", ms(now))
-		return err
-	})
-	if err != nil {
-		return 0, fmt.Errorf("request refunds: %w", err)
-	}
-	rows, err := s.query(ctx, "SELECT id FROM refunds WHERE status = 'Requested' AND process_at <= ? ORDER BY process_at LIMIT ?", ms(now), limit)
-	if err != nil {
-		return 0, fmt.Errorf("due refunds: %w", err)
-	}
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return 0, err
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	settled, queued := 0, false
-	for _, id := range ids {
-		q, err := s.settleRefund(ctx, id, now)
-		if err == payd.ErrConflict {
-			continue // another instance settled it
-		}
-		if err != nil {
-			return settled, err
-		}
-		settled++
-		queued = queued || q
-	}
-	if queued {
-		s.queued()
-	}
-	return settled, nil
-}
-
-// settleRefund gives one Requested refund its outcome and applies it to the
-// payment, the RTP and the outbox.
-func (s *Store) settleRefund(ctx context.Context, id string, now time.Time) (queued bool, err error) {
-	err = s.inTx(ctx, func(t *tx) error {
-		rf, err := scanRefund(t.queryRow(ctx, "SELECT "+refundCols+" FROM refunds WHERE id = ?"+s.forUpdate(), id))
-		if err != nil {
-			return err
-		}
-		if rf.Status != payd.RefundRequested {
-			return payd.ErrConflict
-		}
-		outcome := rf.Outcome()
-		var executed any
-		if outcome == payd.RefundAccepted {
-			executed = ms(now)
-			rf.ExecutedAt = now
-		}
-		res, err := t.exec(ctx, "UPDATE refunds SET status = ?, updated_at = ?, executed_at = ? WHERE id = ? AND status = 'Requested'",
-			string(outcome), ms(now), executed, id)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n != 1 {
-			return payd.ErrConflict
-		}
-		switch outcome {
-		case payd.RefundRejected:
-			_, err = t.exec(ctx, "UPDATE payments SET requested_refund = requested_refund - ? WHERE id = ?", rf.Amount, rf.PaymentID)
-			return err
-		case payd.RefundManual:
-			return nil
-		}
-		_, err = t.exec(ctx, `UPDATE payments SET refunded = refunded + ?,
-			first_refunded_at = COALESCE(first_refunded_at, ?), last_refunded_at = ? WHERE id = ?`,
-			rf.Amount, ms(now), ms(now), rf.PaymentID)
-		if err != nil {
-			return fmt.Errorf("apply refund: %w", err)
-		}
-		var kind string
-		var rtpID, paymentCallback sql.NullString
-		if err := t.queryRow(ctx, "SELECT kind, rtp_id, callback_url FROM payments WHERE id = ?", rf.PaymentID).Scan(&kind, &rtpID, &paymentCallback); err != nil {
-			return err
-		}
-		if rtpID.Valid {
-			if _, err := t.exec(ctx, "UPDATE rtps SET status = 'Refunded', updated_at = ? WHERE id = ? AND status = 'Accepted'", ms(now), rtpID.String); err != nil {
-				return err
-			}
-		}
-		url := rf.CallbackURL
-		if url == "" {
-			url = paymentCallback.String
-		}
-		if url == "" {
-			return nil
-		}
-		p, err := scanPayment(t.queryRow(ctx, "SELECT "+paymentCols+paymentFrom+" WHERE p.id = ?", rf.PaymentID))
-		if err != nil {
-			return err
-		}
-		m, err := scanMerchant(t.queryRow(ctx, "SELECT "+merchantCols+" FROM merchants m WHERE m.id = ?", rf.MerchantID))
-		if err != nil {
-			return err
-		}
-		body := payd.RefundAcceptedFields(rf, p).Body(m.SignatureKey)
-		queued = true
-		return t.insertCallback(ctx, payd.NewCallback(payd.EventRefundAccepted, m, rf.ID, url, body, now))
-	})
-	return queued, err
 }
 
 // PendingRefunds counts refunds the processor has not settled.

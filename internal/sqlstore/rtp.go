@@ -30,14 +30,33 @@ func scanRTP(sc scanner) (*payd.RTP, error) {
 	return &r, nil
 }
 
-// CreateRTP stores a new RTP.
-func (s *Store) CreateRTP(ctx context.Context, r *payd.RTP) error {
-	err := s.write1(ctx, "INSERT INTO rtps ("+rtpCols+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		r.ID, r.MerchantID, r.Alias, r.Amount, r.Currency, r.Description, nullStr(r.OrderID), nullStr(r.TerminalID),
+const insertRTP = "INSERT INTO rtps (" + rtpCols + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+
+func rtpArgs(r *payd.RTP) []any {
+	return []any{r.ID, r.MerchantID, r.Alias, r.Amount, r.Currency, r.Description, nullStr(r.OrderID), nullStr(r.TerminalID),
 		nullStr(r.CallbackURL), nullStr(r.RedirectURL), string(r.Status), nullStr(r.CancelReason), nullStr(r.PayID),
-		nullStr(r.AutoAction), nullMS(r.AutoAt), ms(r.CreatedAt), ms(r.UpdatedAt), ms(r.ExpiresAt))
+		nullStr(r.AutoAction), nullMS(r.AutoAt), ms(r.CreatedAt), ms(r.UpdatedAt), ms(r.ExpiresAt)}
+}
+
+// CreateRTP stores a new RTP of m. With rails that take orders, the order
+// delivering it to the payer's bank is written in the same transaction.
+func (s *Store) CreateRTP(ctx context.Context, m *payd.Merchant, r *payd.RTP) error {
+	var err error
+	if s.orders {
+		err = s.inTx(ctx, func(t *tx) error {
+			if _, err := t.exec(ctx, insertRTP, rtpArgs(r)...); err != nil {
+				return err
+			}
+			return t.insertOrder(ctx, payd.SendRTPOrder(m, r, r.CreatedAt))
+		})
+	} else {
+		err = s.write1(ctx, insertRTP, rtpArgs(r)...)
+	}
 	if err != nil {
 		return fmt.Errorf("create rtp: %w", err)
+	}
+	if s.orders {
+		s.queued()
 	}
 	return nil
 }
@@ -59,7 +78,11 @@ func (s *Store) RTP(ctx context.Context, merchantID, id string, now time.Time) (
 	return r, nil
 }
 
+// lockRTP loads an RTP under its row lock; merchantID "" loads any merchant's.
 func (t *tx) lockRTP(ctx context.Context, merchantID, id string) (*payd.RTP, error) {
+	if merchantID == "" {
+		return scanRTP(t.queryRow(ctx, "SELECT "+rtpCols+" FROM rtps WHERE id = ?"+t.s.forUpdate(), id))
+	}
 	return scanRTP(t.queryRow(ctx, "SELECT "+rtpCols+" FROM rtps WHERE id = ? AND merchant_id = ?"+t.s.forUpdate(), id, merchantID))
 }
 
@@ -91,75 +114,21 @@ func (s *Store) CancelRTP(ctx context.Context, merchantID, id, reason string, no
 		if err != nil || !changed {
 			return err
 		}
-		return t.saveRTP(ctx, r, from)
-	})
-	return r, err
-}
-
-// AcceptRTP records the payer's acceptance: the RTP becomes Accepted, the
-// payment is executed and, when the RTP has a callbackUrl, the rtp.accepted
-// callback is queued, all in one transaction. amount, when given, must equal
-// the RTP's (checked after the status, as test-accept requires).
-func (s *Store) AcceptRTP(ctx context.Context, m *payd.Merchant, id string, amount *payd.Money, now time.Time) (*payd.RTP, *payd.Payment, error) {
-	var r *payd.RTP
-	var p *payd.Payment
-	queued := false
-	err := s.inTx(ctx, func(t *tx) error {
-		var err error
-		if r, err = t.lockRTP(ctx, m.ID, id); err != nil {
-			return err
-		}
-		from := r.Status
-		payID := payd.NewID(now)
-		if err := r.Accept(now, payID); err != nil {
-			return err
-		}
-		if amount != nil && *amount != r.Amount {
-			return payd.Invalid("amount", "must equal the RTP amount "+r.Amount.String())
-		}
 		if err := t.saveRTP(ctx, r, from); err != nil {
 			return err
 		}
-		p = &payd.Payment{
-			ID: payID, MerchantID: m.ID, Kind: payd.PaymentRTP, RTPID: r.ID,
-			Amount: r.Amount, Commission: payd.Commission(r.Amount, m.CommissionBP), Currency: r.Currency,
-			Description: r.Description, OrderID: r.OrderID, TerminalID: r.TerminalID,
-			SenderName: payd.TestRTPPayer, SenderIBAN: payd.TestIBAN, ExecutedAt: now,
-			RecipientIBAN: m.IBAN, MCC: m.MCC,
+		if !s.orders {
+			return nil
 		}
-		if err := t.insertPayment(ctx, p, r.CallbackURL); err != nil {
+		m, err := t.merchant(ctx, r.MerchantID)
+		if err != nil {
 			return err
 		}
-		if r.CallbackURL != "" {
-			body := payd.RTPAcceptedFields(r, p).Body(m.SignatureKey)
-			queued = true
-			return t.insertCallback(ctx, payd.NewCallback(payd.EventRTPAccepted, m, p.ID, r.CallbackURL, body, now))
-		}
-		return nil
+		return t.insertOrder(ctx, payd.CancelRTPOrder(m, r, now))
 	})
-	if err != nil {
-		return nil, nil, err
-	}
-	if queued {
+	if err == nil && s.orders {
 		s.queued()
 	}
-	return r, p, nil
-}
-
-// RejectRTP records the payer's rejection. No callback is sent.
-func (s *Store) RejectRTP(ctx context.Context, merchantID, id string, now time.Time) (*payd.RTP, error) {
-	var r *payd.RTP
-	err := s.inTx(ctx, func(t *tx) error {
-		var err error
-		if r, err = t.lockRTP(ctx, merchantID, id); err != nil {
-			return err
-		}
-		from := r.Status
-		if err := r.Reject(now); err != nil {
-			return err
-		}
-		return t.saveRTP(ctx, r, from)
-	})
 	return r, err
 }
 
@@ -186,9 +155,11 @@ type DueRTPDecision struct {
 }
 
 // DueRTPDecisions lists auto-alias RTPs whose decision is due.
-func (s *Store) DueRTPDecisions(ctx context.Context, now time.Time, limit int) ([]DueRTPDecision, error) {
-	rows, err := s.query(ctx, `SELECT merchant_id, id, auto_action FROM rtps WHERE auto_action IS NOT NULL AND auto_at <= ?
-		ORDER BY auto_at LIMIT ?`, ms(now), limit)
+// merchantID, when given, limits them to one merchant (the test clock's pass).
+func (s *Store) DueRTPDecisions(ctx context.Context, now time.Time, limit int, merchantID ...string) ([]DueRTPDecision, error) {
+	scope, args := merchantScope(merchantID, ms(now))
+	rows, err := s.query(ctx, `SELECT merchant_id, id, auto_action FROM rtps WHERE auto_action IS NOT NULL AND auto_at <= ?`+scope+`
+		ORDER BY auto_at LIMIT ?`, append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("due rtp decisions: %w", err)
 	}

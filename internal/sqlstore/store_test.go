@@ -86,7 +86,7 @@ func newRTP(t *testing.T, s *sqlstore.Store, m *payd.Merchant, alias string, now
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateRTP(ctx, r); err != nil {
+	if err := s.CreateRTP(ctx, m, r); err != nil {
 		t.Fatal(err)
 	}
 	return r
@@ -97,7 +97,7 @@ func TestRTPAcceptWritesPaymentAndCallbackTogether(t *testing.T) {
 		m, _ := newMerchant(t, s, 150)
 		now := storetest.Epoch
 		r := newRTP(t, s, m, "37369112221", now)
-		got, p, err := s.AcceptRTP(ctx, m, r.ID, nil, now.Add(time.Second))
+		got, p, err := s.CreditRTP(ctx, m.ID, payd.Credit{TargetID: r.ID, PayerName: payd.TestRTPPayer, PayerIBAN: payd.TestIBAN}, now.Add(time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +109,7 @@ func TestRTPAcceptWritesPaymentAndCallbackTogether(t *testing.T) {
 			t.Fatalf("callbacks = %v, %v", cbs, err)
 		}
 		// A second acceptance is refused and writes nothing.
-		if _, _, err := s.AcceptRTP(ctx, m, r.ID, nil, now.Add(2*time.Second)); !payd.IsCode(err, payd.CodeRTPState) {
+		if _, _, err := s.CreditRTP(ctx, m.ID, payd.Credit{TargetID: r.ID, PayerName: payd.TestRTPPayer, PayerIBAN: payd.TestIBAN}, now.Add(2*time.Second)); !payd.IsCode(err, payd.CodeRTPState) {
 			t.Errorf("second accept: %v", err)
 		}
 		if cbs, _ := s.Callbacks(ctx, "", 10); len(cbs) != 1 {
@@ -130,7 +130,7 @@ func TestRTPConcurrentAcceptsMakeOnePayment(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, _, err := s.AcceptRTP(ctx, m, r.ID, nil, now)
+				_, _, err := s.CreditRTP(ctx, m.ID, payd.Credit{TargetID: r.ID, PayerName: payd.TestRTPPayer, PayerIBAN: payd.TestIBAN}, now)
 				mu.Lock()
 				defer mu.Unlock()
 				switch {
@@ -156,22 +156,23 @@ func TestRefundCapUnderConcurrency(t *testing.T) {
 		m, _ := newMerchant(t, s, 0)
 		now := storetest.Epoch
 		r := newRTP(t, s, m, "37369112221", now)
-		_, p, err := s.AcceptRTP(ctx, m, r.ID, nil, now)
+		_, p, err := s.CreditRTP(ctx, m.ID, payd.Credit{TargetID: r.ID, PayerName: payd.TestRTPPayer, PayerIBAN: payd.TestIBAN}, now)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var wg sync.WaitGroup
 		var mu sync.Mutex
-		ok := 0
+		ok, refundID := 0, ""
 		for i := 0; i < 10; i++ {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, err := s.CreateRefund(ctx, m.ID, p.ID, payd.RefundInput{Reason: "r"}, now, time.Second)
+				rf, err := s.CreateRefund(ctx, m.ID, p.ID, payd.RefundInput{Reason: "r"}, now, time.Second)
 				mu.Lock()
 				defer mu.Unlock()
 				if err == nil {
 					ok++
+					refundID = rf.ID
 				} else if !payd.IsCode(err, payd.CodeAlreadyRefunded) {
 					t.Errorf("refund: %v", err)
 				}
@@ -183,8 +184,8 @@ func TestRefundCapUnderConcurrency(t *testing.T) {
 			t.Fatalf("ok=%d requested=%v", ok, got.RequestedRefund)
 		}
 		// The processor settles it: payment Refunded, RTP Refunded, callback queued.
-		if n, err := s.ProcessRefunds(ctx, now.Add(time.Second), 10); err != nil || n != 1 {
-			t.Fatalf("ProcessRefunds = %d, %v", n, err)
+		if _, err := s.SettleRefund(ctx, refundID, payd.RefundAccepted, now.Add(time.Second)); err != nil {
+			t.Fatalf("SettleRefund: %v", err)
 		}
 		got, _ = s.Payment(ctx, m.ID, p.ID)
 		rt, _ := s.RTP(ctx, m.ID, r.ID, now)
@@ -214,6 +215,26 @@ func TestExpireRTPs(t *testing.T) {
 		got, _ = s.RTP(ctx, m.ID, r.ID, now) // even read "in the past", the row now says Expired
 		if got.Status != payd.RTPExpired {
 			t.Errorf("stored status = %s", got.Status)
+		}
+	})
+}
+
+// TestSecretsAreRandomV4: new client secrets and signature keys are UUIDv4,
+// sharing no timestamp bits with the clientId (they used to be UUIDv7).
+func TestSecretsAreRandomV4(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
+		c, err := s.CreateMerchant(ctx, sqlstore.MerchantOptions{Name: "v4"}, storetest.Epoch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rot, err := s.RotateSecret(ctx, c.ClientID, storetest.Epoch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, v := range map[string]string{"clientSecret": c.ClientSecret, "signatureKey": c.SignatureKey, "rotated secret": rot.ClientSecret} {
+			if _, ok := payd.ParseID(v); !ok || v[14] != '4' || v[:8] == c.ClientID[:8] {
+				t.Errorf("%s %s is not a random UUIDv4 independent of clientId %s", name, v, c.ClientID)
+			}
 		}
 	})
 }

@@ -14,10 +14,13 @@ type checkoutView struct {
 	Merchant string
 	Status   string
 	OffersQR bool
-	ShowQR   bool
-	ShowCard bool
-	Card     map[string]string
-	Refresh  bool
+	// OffersCard: a card acquirer is configured (the sandbox's test cards,
+	// or a production acquirer adapter).
+	OffersCard bool
+	ShowQR     bool
+	ShowCard   bool
+	Card       map[string]string
+	Refresh    bool
 }
 
 func (p *Pages) checkoutURL(id string) string { return p.cfg.PublicURL + "/checkout/" + id }
@@ -25,7 +28,7 @@ func (p *Pages) checkoutURL(id string) string { return p.cfg.PublicURL + "/check
 func (p *Pages) loadCheckout(w http.ResponseWriter, r *http.Request) (string, bool) {
 	id, ok := payd.ParseID(r.PathValue("id"))
 	if !ok {
-		p.plain(w, http.StatusNotFound, "Not found.")
+		p.notFound(w, r)
 	}
 	return id, ok
 }
@@ -68,12 +71,12 @@ func (p *Pages) checkoutPage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	c, err := p.store.OpenCheckout(r.Context(), id, p.clock.Now())
+	c, err := p.store.OpenCheckout(r.Context(), id, p.checkoutTime(r.Context(), id))
 	if err != nil {
 		if !errors.Is(err, payd.ErrNotFound) {
 			p.log.Error("checkout page", "err", err)
 		}
-		p.plain(w, http.StatusNotFound, "Not found.")
+		p.notFound(w, r)
 		return
 	}
 	if u := returnURL(c); u != "" {
@@ -87,13 +90,13 @@ func (p *Pages) renderCheckout(w http.ResponseWriter, r *http.Request, status in
 	lang := checkoutLang(r, c)
 	m, err := p.store.Merchant(r.Context(), c.MerchantID)
 	if err != nil {
-		p.plain(w, http.StatusNotFound, "Not found.")
+		p.notFound(w, r)
 		return
 	}
 	live := !c.Status.Terminal()
 	v := checkoutView{
-		C: c, Merchant: m.Name, Status: messages[lang]["checkout."+string(c.Status)], OffersQR: c.OffersQR(),
-		ShowQR: live && c.Method == payd.MethodMiaQr, ShowCard: live && c.Method == payd.MethodCard, Card: card,
+		C: c, Merchant: m.Name, Status: messages[lang]["checkout."+string(c.Status)], OffersQR: m.Active && c.OffersQR(), OffersCard: m.Active && p.cards != nil,
+		ShowQR: live && m.Active && c.Method == payd.MethodMiaQr, ShowCard: live && m.Active && c.Method == payd.MethodCard, Card: card,
 	}
 	v.Refresh = v.ShowQR
 	if v.Card == nil {
@@ -117,8 +120,8 @@ func (p *Pages) checkoutMethod(w http.ResponseWriter, r *http.Request) {
 		p.plain(w, http.StatusForbidden, "Forbidden.")
 		return
 	}
-	now := p.clock.Now()
-	c, err := p.store.SelectCheckoutMethod(r.Context(), id, r.PostForm.Get("method"), p.checkoutURL(id), now)
+	now := p.checkoutTime(r.Context(), id)
+	c, err := p.store.SelectCheckoutMethod(r.Context(), id, r.PostForm.Get("method"), p.cards != nil, p.checkoutURL(id), now)
 	if err != nil {
 		p.checkoutError(w, r, id, err)
 		return
@@ -135,16 +138,16 @@ func langQuery(r *http.Request) string {
 
 // checkoutError shows the page again with the status an error calls for.
 func (p *Pages) checkoutError(w http.ResponseWriter, r *http.Request, id string, err error) {
-	c, lerr := p.store.Checkout(r.Context(), "", id, p.clock.Now())
+	c, lerr := p.store.Checkout(r.Context(), "", id, p.checkoutTime(r.Context(), id))
 	if lerr != nil {
-		p.plain(w, http.StatusNotFound, "Not found.")
+		p.notFound(w, r)
 		return
 	}
 	lang := checkoutLang(r, c)
 	var pe *payd.Error
 	switch {
 	case errors.Is(err, payd.ErrNotFound):
-		p.plain(w, http.StatusNotFound, "Not found.")
+		p.notFound(w, r)
 	case errors.As(err, &pe) && pe.Code == payd.CodeCheckoutFormat:
 		p.renderCheckout(w, r, http.StatusBadRequest, c, messages[lang]["form.invalid"], nil)
 	case errors.As(err, &pe), errors.Is(err, payd.ErrConflict):
@@ -155,8 +158,13 @@ func (p *Pages) checkoutError(w http.ResponseWriter, r *http.Request, id string,
 	}
 }
 
-// checkoutCard is POST /checkout/{id}/card: the sandbox card processor.
+// checkoutCard is POST /checkout/{id}/card: the card form, answered by the
+// configured acquirer; without one (production, for now) it is not served.
 func (p *Pages) checkoutCard(w http.ResponseWriter, r *http.Request) {
+	if p.cards == nil {
+		p.notFound(w, r)
+		return
+	}
 	id, ok := p.loadCheckout(w, r)
 	if !ok {
 		return
@@ -165,10 +173,10 @@ func (p *Pages) checkoutCard(w http.ResponseWriter, r *http.Request) {
 		p.plain(w, http.StatusForbidden, "Forbidden.")
 		return
 	}
-	now := p.clock.Now()
+	now := p.checkoutTime(r.Context(), id)
 	c, err := p.store.Checkout(r.Context(), "", id, now)
 	if err != nil {
-		p.plain(w, http.StatusNotFound, "Not found.")
+		p.notFound(w, r)
 		return
 	}
 	if c.Status != payd.CheckoutMethodSelected || c.Method != payd.MethodCard {
@@ -186,7 +194,12 @@ func (p *Pages) checkoutCard(w http.ResponseWriter, r *http.Request) {
 			map[string]string{"expiry": card.Expiry, "cardHolder": card.Holder})
 		return
 	}
-	c, _, err = p.store.PayCard(r.Context(), id, card, now)
+	res, err := p.cards.Authorize(r.Context(), c, card)
+	if err != nil {
+		p.checkoutError(w, r, id, err)
+		return
+	}
+	c, _, err = p.store.CardPaid(r.Context(), id, res, now)
 	if err != nil {
 		p.checkoutError(w, r, id, err)
 		return

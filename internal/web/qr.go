@@ -96,17 +96,26 @@ func (p *Pages) qrImageOrPage(w http.ResponseWriter, r *http.Request) {
 	if i := strings.LastIndexByte(raw, '.'); i > 0 {
 		raw, ext = raw[:i], raw[i+1:]
 	}
+	// An image that is not there is a plain 404 (an <img> shows no page).
+	missing := p.notFound
+	if ext != "" {
+		missing = func(w http.ResponseWriter, r *http.Request) { p.plain(w, http.StatusNotFound, "Not found.") }
+	}
 	id, ok := payd.ParseID(raw)
 	if !ok || (ext != "" && ext != "png" && ext != "svg") {
-		p.plain(w, http.StatusNotFound, "Not found.")
+		missing(w, r)
 		return
 	}
 	q, err := p.store.QR(r.Context(), "", id, p.clock.Now())
+	if err == nil && ext == "" {
+		// The page shows the status as of the merchant's time (the image does not depend on it).
+		q, err = p.store.QR(r.Context(), "", id, p.timeOf(r.Context(), q.MerchantID))
+	}
 	if err != nil {
 		if !errors.Is(err, payd.ErrNotFound) {
 			p.log.Error("qr page", "err", err)
 		}
-		p.plain(w, http.StatusNotFound, "Not found.")
+		missing(w, r)
 		return
 	}
 	if ext == "" {
@@ -139,15 +148,17 @@ type qrView struct {
 	Merchant string
 	Status   string
 	CanPay   bool
-	Form     map[string]string
-	Payment  *payd.Payment
+	// Scannable: the page shows the code; a Paid or Cancelled QR's is hidden.
+	Scannable bool
+	Form      map[string]string
+	Payment   *payd.Payment
 }
 
 func (p *Pages) renderQR(w http.ResponseWriter, r *http.Request, status int, q *payd.QR, errMsg string, paid *payd.Payment) {
 	lang := language(r)
 	m, err := p.store.Merchant(r.Context(), q.MerchantID)
 	if err != nil {
-		p.plain(w, http.StatusNotFound, "Not found.")
+		p.notFound(w, r)
 		return
 	}
 	form := map[string]string{"amount": "", "payerName": payd.TestQRPayer, "iban": payd.TestIBAN}
@@ -161,37 +172,34 @@ func (p *Pages) renderQR(w http.ResponseWriter, r *http.Request, status int, q *
 	}
 	p.render(w, r, status, "qr.html", lang, qrView{
 		QR: q, Merchant: m.Name, Status: messages[lang]["qr."+string(q.Status)],
-		CanPay: p.cfg.Sandbox && q.Payable() && paid == nil, Form: form, Payment: paid,
+		CanPay: p.payer != nil && m.Active && q.Payable() && paid == nil, Form: form, Payment: paid,
+		Scannable: q.Status != payd.QRPaid && q.Status != payd.QRCancelled,
 	}, errMsg)
 }
 
 // qrPay is the sandbox pay simulator: POST /qr/{id}/pay, with the rules and
 // effects of test-pay.
 func (p *Pages) qrPay(w http.ResponseWriter, r *http.Request) {
-	if !p.cfg.Sandbox {
-		p.plain(w, http.StatusNotFound, "Not found.")
+	if p.payer == nil {
+		p.notFound(w, r)
 		return
 	}
 	id, ok := payd.ParseID(r.PathValue("id"))
 	if !ok {
-		p.plain(w, http.StatusNotFound, "Not found.")
+		p.notFound(w, r)
 		return
 	}
 	q, err := p.store.QR(r.Context(), "", id, p.clock.Now())
 	if err != nil {
-		p.plain(w, http.StatusNotFound, "Not found.")
+		p.notFound(w, r)
 		return
 	}
+	now := p.timeOf(r.Context(), q.MerchantID)
 	if err := checkForm(r); err != nil {
 		p.plain(w, http.StatusForbidden, "Forbidden.")
 		return
 	}
 	lang := language(r)
-	m, err := p.store.Merchant(r.Context(), q.MerchantID)
-	if err != nil {
-		p.plain(w, http.StatusNotFound, "Not found.")
-		return
-	}
 	in := payd.PayInput{QRID: q.ID, IBAN: strings.TrimSpace(r.PostForm.Get("iban")), Currency: "MDL",
 		PayerName: strings.TrimSpace(r.PostForm.Get("payerName"))}
 	if a, err := payd.ParseMoney(strings.TrimSpace(r.PostForm.Get("amount"))); err == nil {
@@ -201,12 +209,12 @@ func (p *Pages) qrPay(w http.ResponseWriter, r *http.Request) {
 		p.renderQR(w, r, http.StatusBadRequest, q, messages[lang]["form.invalid"]+" "+err.Error(), nil)
 		return
 	}
-	q2, pay, err := p.store.PayQR(r.Context(), m, in, p.clock.Now())
+	q2, pay, err := p.payer.PayQR(r.Context(), q.MerchantID, in, now)
 	if err != nil {
 		var pe *payd.Error
 		switch {
 		case errors.As(err, &pe) && pe.Code == payd.CodeQRState, errors.Is(err, payd.ErrConflict):
-			q, _ = p.store.QR(r.Context(), "", id, p.clock.Now())
+			q, _ = p.store.QR(r.Context(), "", id, now)
 			p.renderQR(w, r, http.StatusConflict, q, messages[lang]["qr.notPayable"], nil)
 		case errors.As(err, &pe):
 			p.renderQR(w, r, http.StatusBadRequest, q, messages[lang]["form.invalid"]+" "+pe.Message, nil)

@@ -19,7 +19,7 @@ type rtpView struct {
 func (p *Pages) loadRTP(w http.ResponseWriter, r *http.Request) (*payd.RTP, *payd.Merchant, bool) {
 	id, ok := payd.ParseID(r.PathValue("id"))
 	if !ok {
-		p.plain(w, http.StatusNotFound, "Not found.")
+		p.notFound(w, r)
 		return nil, nil, false
 	}
 	rt, err := p.store.RTP(r.Context(), "", id, p.clock.Now())
@@ -27,14 +27,15 @@ func (p *Pages) loadRTP(w http.ResponseWriter, r *http.Request) (*payd.RTP, *pay
 		if !errors.Is(err, payd.ErrNotFound) {
 			p.log.Error("rtp page", "err", err)
 		}
-		p.plain(w, http.StatusNotFound, "Not found.")
+		p.notFound(w, r)
 		return nil, nil, false
 	}
 	m, err := p.store.Merchant(r.Context(), rt.MerchantID)
 	if err != nil {
-		p.plain(w, http.StatusNotFound, "Not found.")
+		p.notFound(w, r)
 		return nil, nil, false
 	}
+	rt.Observe(m.Now(p.clock.Now())) // the merchant's test clock, in the sandbox
 	return rt, m, true
 }
 
@@ -46,15 +47,15 @@ func (p *Pages) rtpPage(w http.ResponseWriter, r *http.Request) {
 	lang := language(r)
 	p.render(w, r, http.StatusOK, "rtp.html", lang, rtpView{
 		RTP: rt, Merchant: m.Name, Status: messages[lang]["status."+string(rt.Status)],
-		CanAct: p.cfg.Sandbox && rt.Status == payd.RTPActive,
+		CanAct: p.payer != nil && m.Active && rt.Status == payd.RTPActive,
 	}, "")
 }
 
 // rtpDecide is the sandbox payer accepting or rejecting: the same store
 // transitions as test-accept (with the RTP's amount) and test-reject.
 func (p *Pages) rtpDecide(w http.ResponseWriter, r *http.Request) {
-	if !p.cfg.Sandbox {
-		p.plain(w, http.StatusNotFound, "Not found.")
+	if p.payer == nil {
+		p.notFound(w, r)
 		return
 	}
 	rt, m, ok := p.loadRTP(w, r)
@@ -69,9 +70,9 @@ func (p *Pages) rtpDecide(w http.ResponseWriter, r *http.Request) {
 	accept := strings.HasSuffix(r.URL.Path, "/accept")
 	var err error
 	if accept {
-		rt, _, err = p.store.AcceptRTP(r.Context(), m, rt.ID, nil, p.clock.Now())
+		rt, _, err = p.payer.AcceptRTP(r.Context(), m.ID, rt.ID, nil, m.Now(p.clock.Now()))
 	} else {
-		rt, err = p.store.RejectRTP(r.Context(), m.ID, rt.ID, p.clock.Now())
+		rt, err = p.payer.RejectRTP(r.Context(), m.ID, rt.ID, m.Now(p.clock.Now()))
 	}
 	if err != nil {
 		var pe *payd.Error

@@ -6,6 +6,7 @@
 package web
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"embed"
@@ -15,8 +16,10 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"payd"
+	"payd/internal/rails/sandbox"
 	"payd/internal/sqlstore"
 )
 
@@ -31,7 +34,13 @@ type Config struct {
 
 // Pages is the hosted pages' handler.
 type Pages struct {
-	cfg   Config
+	cfg Config
+	// payer is the sandbox's simulated network behind the simulator forms;
+	// nil in production, where those forms answer 404.
+	payer *sandbox.Payer
+	// cards authorizes card payments; nil when no acquirer is configured,
+	// and then Card is not offered (production, for now).
+	cards payd.CardAcquirer
 	store *sqlstore.Store
 	clock payd.Clock
 	log   *slog.Logger
@@ -42,9 +51,26 @@ type Pages struct {
 // New builds the pages.
 func New(cfg Config, store *sqlstore.Store, clock payd.Clock, log *slog.Logger) *Pages {
 	p := &Pages{cfg: cfg, store: store, clock: clock, log: log, mux: http.NewServeMux()}
+	if cfg.Sandbox {
+		p.payer = sandbox.New(store)
+		p.cards = p.payer.Cards
+	}
 	p.tmpl = template.Must(template.New("").Funcs(template.FuncMap{
 		"money": func(m payd.Money) string { return m.String() },
 		"deref": func(m *payd.Money) payd.Money { return *m },
+		// lineTotal is an order item's price × quantity (nil without a price).
+		"lineTotal": func(it payd.OrderItem) *payd.Money {
+			if it.Amount == nil {
+				return nil
+			}
+			total := *it.Amount
+			if it.Quantity != nil {
+				total = it.Quantity.Times(total)
+			}
+			return &total
+		},
+		"when": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
+		"iso":  func(t time.Time) string { return payd.FormatTime(t) },
 	}).ParseFS(templateFS, "templates/*.html"))
 	p.mux.HandleFunc("GET /rtp/{id}", p.rtpPage)
 	p.mux.HandleFunc("POST /rtp/{id}/accept", p.rtpDecide)
@@ -54,7 +80,7 @@ func New(cfg Config, store *sqlstore.Store, clock payd.Clock, log *slog.Logger) 
 	p.mux.HandleFunc("GET /checkout/{id}", p.checkoutPage)
 	p.mux.HandleFunc("POST /checkout/{id}/method", p.checkoutMethod)
 	p.mux.HandleFunc("POST /checkout/{id}/card", p.checkoutCard)
-	p.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { p.plain(w, http.StatusNotFound, "Not found.") })
+	p.mux.HandleFunc("/", p.notFound)
 	return p
 }
 
@@ -67,6 +93,29 @@ func (p *Pages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cache-Control", "no-store")
 	p.mux.ServeHTTP(w, r)
+}
+
+// timeOf is the time of merchantID: real time, or the sandbox's test
+// clock when the merchant moved it.
+func (p *Pages) timeOf(ctx context.Context, merchantID string) time.Time {
+	now := p.clock.Now()
+	if m, err := p.store.Merchant(ctx, merchantID); err == nil {
+		return m.Now(now)
+	}
+	return now
+}
+
+// checkoutTime is the time of the merchant that owns checkout id.
+func (p *Pages) checkoutTime(ctx context.Context, id string) time.Time {
+	if c, err := p.store.Checkout(ctx, "", id, p.clock.Now()); err == nil {
+		return p.timeOf(ctx, c.MerchantID)
+	}
+	return p.clock.Now()
+}
+
+// notFound is the styled 404 page, in the payer's language.
+func (p *Pages) notFound(w http.ResponseWriter, r *http.Request) {
+	p.render(w, r, http.StatusNotFound, "notfound.html", language(r), nil, "")
 }
 
 func (p *Pages) plain(w http.ResponseWriter, status int, msg string) {

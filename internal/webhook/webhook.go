@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -62,15 +63,33 @@ func Allowed(ip netip.Addr, allowLoopback bool) bool {
 	return true
 }
 
+func allowListed(ip netip.Addr, allow []netip.Prefix) bool {
+	for _, p := range allow {
+		if p.Contains(ip.Unmap()) {
+			return true
+		}
+	}
+	return false
+}
+
 // NewClient returns the HTTP client callbacks go through. The address check
 // runs on the resolved address of every connection (so DNS names that
 // resolve to private addresses are refused too), and redirects are never
 // followed: a 3xx is a failed attempt.
-func NewClient(allowLoopback bool) *http.Client {
+func NewClient(allowLoopback bool) *http.Client { return NewClientAllowing(allowLoopback, nil) }
+
+// NewClientAllowing is NewClient with an operator's allow-list: addresses
+// in allow are reachable even where Allowed refuses them (e.g. a merchant
+// system on the operator's own network, or a receiver on loopback in a
+// production-mode test).
+func NewClientAllowing(allowLoopback bool, allow []netip.Prefix) *http.Client {
 	dialer := &net.Dialer{
 		Timeout: Timeout,
 		Control: func(network, address string, _ syscall.RawConn) error {
 			ap, err := netip.ParseAddrPort(address)
+			if err == nil && allowListed(ap.Addr(), allow) {
+				return nil
+			}
 			if err != nil || !Allowed(ap.Addr(), allowLoopback) {
 				return fmt.Errorf("%w: %s", ErrForbiddenAddress, address)
 			}
@@ -94,7 +113,11 @@ func NewClient(allowLoopback bool) *http.Client {
 type Result struct {
 	StatusCode int    // 0 when no response arrived
 	Error      string // "" when a response arrived
+	Body       string // the first 4 KiB of the response body
 }
+
+// ResponseExcerpt is how much of an answer is kept.
+const ResponseExcerpt = 4 << 10
 
 // OK reports whether the attempt succeeded: HTTP 200 and nothing else.
 func (r Result) OK() bool { return r.Error == "" && r.StatusCode == http.StatusOK }
@@ -123,7 +146,11 @@ func Send(ctx context.Context, client *http.Client, c *payd.Callback, n int) Res
 		}
 		return Result{Error: msg}
 	}
+	excerpt, _ := io.ReadAll(io.LimitReader(resp.Body, ResponseExcerpt))
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
-	return Result{StatusCode: resp.StatusCode}
+	// Kept as text: valid UTF-8 without NUL (PostgreSQL text refuses NUL,
+	// and a refused insert would lose the attempt's record).
+	body := strings.ReplaceAll(strings.ToValidUTF8(string(excerpt), "\uFFFD"), "\x00", "\uFFFD")
+	return Result{StatusCode: resp.StatusCode, Body: body}
 }

@@ -1,11 +1,15 @@
 package webhook
 
 import (
+	"bytes"
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"payd"
 )
@@ -120,5 +124,21 @@ func TestSendTimesOut(t *testing.T) {
 	res := Send(t.Context(), NewClient(true), newCallback(srv.URL), 1)
 	if res.OK() || res.Error == "" || time.Since(start) < Timeout {
 		t.Errorf("slow receiver = %+v after %v", res, time.Since(start))
+	}
+}
+
+// TestSendKeepsATextExcerpt: the answer's first 4 KiB are kept as valid
+// text without NUL bytes (a binary answer must not make the attempt's
+// record fail on PostgreSQL).
+func TestSendKeepsATextExcerpt(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(500)
+		w.Write(append([]byte("bad\x00\xff"), bytes.Repeat([]byte("x"), 10000)...))
+	}))
+	defer srv.Close()
+	res := Send(context.Background(), NewClient(true), &payd.Callback{ID: "c", URL: srv.URL, Body: []byte("{}")}, 1)
+	if res.StatusCode != 500 || !strings.HasPrefix(res.Body, "bad\uFFFD\uFFFD") || strings.ContainsRune(res.Body, 0) || !utf8.ValidString(res.Body) ||
+		len(res.Body) > ResponseExcerpt+8 {
+		t.Errorf("excerpt: %d, %q…", res.StatusCode, res.Body[:min(len(res.Body), 20)])
 	}
 }

@@ -2,29 +2,11 @@ package worker
 
 import (
 	"context"
-	"errors"
-	"log/slog"
 	"time"
 
 	"payd"
 	"payd/internal/sqlstore"
 )
-
-// Refunds is the sandbox refund processor: Created → Requested → the
-// outcome the reason asks for (spec §5.3, §7.2).
-type Refunds struct {
-	Store *sqlstore.Store
-	Clock payd.Clock
-	Batch int // default 100
-}
-
-// RunOnce settles the refunds that are due.
-func (r *Refunds) RunOnce(ctx context.Context) (int, error) {
-	if r.Batch == 0 {
-		r.Batch = 100
-	}
-	return r.Store.ProcessRefunds(ctx, r.Clock.Now(), r.Batch)
-}
 
 // Expiry writes the expired state of objects whose deadline has passed.
 // Reads already show it (lazy expiry); this makes the rows agree.
@@ -49,48 +31,22 @@ func (e *Expiry) RunOnce(ctx context.Context) (int, error) {
 		return int(n + k), err
 	}
 	j, err := e.Store.ExpireCheckouts(ctx, now, e.Batch)
-	return int(n + k + j), err
-}
-
-// AutoDecisions plays the payer of the sandbox's auto-accept and
-// auto-reject test aliases.
-type AutoDecisions struct {
-	Store *sqlstore.Store
-	Clock payd.Clock
-	Log   *slog.Logger
-}
-
-// RunOnce takes every decision that is due.
-func (a *AutoDecisions) RunOnce(ctx context.Context) (int, error) {
-	now := a.Clock.Now()
-	due, err := a.Store.DueRTPDecisions(ctx, now, 100)
 	if err != nil {
-		return 0, err
+		return int(n + k + j), err
 	}
-	done := 0
-	for _, d := range due {
-		m, err := a.Store.Merchant(ctx, d.MerchantID)
+	// Merchants on the sandbox's test clock: their own time's expiries.
+	clocked, err := e.Store.ClockedMerchants(ctx)
+	if err != nil {
+		return int(n + k + j), err
+	}
+	for _, m := range clocked {
+		c, err := e.Store.ExpireForMerchant(ctx, m.ID, m.Now(now), e.Batch)
+		j += c
 		if err != nil {
-			return done, err
+			return int(n + k + j), err
 		}
-		if d.Action == "accept" {
-			_, _, err = a.Store.AcceptRTP(ctx, m, d.RTPID, nil, now)
-		} else {
-			_, err = a.Store.RejectRTP(ctx, m.ID, d.RTPID, now)
-		}
-		var pe *payd.Error
-		switch {
-		case errors.As(err, &pe) || errors.Is(err, payd.ErrConflict):
-			// Cancelled, expired or decided meanwhile: nothing left to decide.
-			if err := a.Store.ClearRTPDecision(ctx, d.RTPID); err != nil {
-				return done, err
-			}
-		case err != nil:
-			return done, err
-		}
-		done++
 	}
-	return done, nil
+	return int(n + k + j), nil
 }
 
 // Tokens deletes expired access tokens and idempotency keys.
@@ -109,13 +65,34 @@ func (t *Tokens) RunOnce(ctx context.Context) (int, error) {
 	return int(n + k), err
 }
 
+// Retention prunes what payd no longer needs once it is older than Keep
+// (PAYD_RETENTION): delivered callbacks and their attempts, delivered rails
+// orders and the rails inbox. Expired tokens and idempotency keys are
+// Tokens' work. It deletes in small batches so the API never waits.
+type Retention struct {
+	Store *sqlstore.Store
+	Clock payd.Clock
+	Keep  time.Duration
+	Batch int // default 500
+}
+
+// RunOnce prunes everything past the retention.
+func (r *Retention) RunOnce(ctx context.Context) (int, error) {
+	if r.Batch == 0 {
+		r.Batch = 500
+	}
+	n, err := r.Store.Prune(ctx, r.Clock.Now().Add(-r.Keep), r.Batch)
+	return int(n), err
+}
+
 // Intervals of the loops: well inside the contract's bounds (callbacks
 // start within 5 s, expiry written within 10 s, sandbox refunds accepted
 // within 5 s).
 const (
-	DeliveryInterval = 500 * time.Millisecond
-	RefundInterval   = 250 * time.Millisecond
-	ExpiryInterval   = 2 * time.Second
-	AutoInterval     = 250 * time.Millisecond
-	TokenInterval    = 10 * time.Minute
+	DeliveryInterval  = 500 * time.Millisecond
+	RefundInterval    = 250 * time.Millisecond
+	ExpiryInterval    = 2 * time.Second
+	AutoInterval      = 250 * time.Millisecond
+	TokenInterval     = 10 * time.Minute
+	RetentionInterval = time.Hour
 )

@@ -61,10 +61,10 @@ func acceptedRTP(t *testing.T, s *sqlstore.Store, clock payd.Clock, url string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateRTP(ctx, r); err != nil {
+	if err := s.CreateRTP(ctx, m, r); err != nil {
 		t.Fatal(err)
 	}
-	_, p, err := s.AcceptRTP(ctx, m, r.ID, nil, clock.Now())
+	_, p, err := s.CreditRTP(ctx, m.ID, payd.Credit{TargetID: r.ID, PayerName: payd.TestRTPPayer, PayerIBAN: payd.TestIBAN}, clock.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,5 +260,53 @@ func TestMerchantDownForADay(t *testing.T) {
 			}
 		}
 		t.Logf("%d attempts failed while the endpoint was down; every callback arrived once after", attemptsWhileDown)
+	})
+}
+
+// TestRetentionPrunesOnlyWhatIsOldAndDone: delivered callbacks (with their
+// attempts) older than the retention go, in batches; recent ones and
+// pending ones stay.
+func TestRetentionPrunesOnlyWhatIsOldAndDone(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
+		clock := payd.NewFakeClock(storetest.Epoch)
+		ok := newReceiver(t)
+		for i := 0; i < 7; i++ { // old and delivered
+			acceptedRTP(t, s, clock, ok.srv.URL+"/old")
+		}
+		if _, err := newDelivery(s, clock, "a").RunOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+		clock.Advance(100 * 24 * time.Hour)
+		down := newReceiver(t, 500, 500, 500)
+		acceptedRTP(t, s, clock, down.srv.URL+"/pending") // stays pending after one failure
+		acceptedRTP(t, s, clock, ok.srv.URL+"/recent")    // delivered now
+		if _, err := newDelivery(s, clock, "a").RunOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+		r := &Retention{Store: s, Clock: clock, Keep: 90 * 24 * time.Hour, Batch: 3}
+		n, err := r.RunOnce(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != 28 { // 7 callbacks, their 7 attempts and 14 rows of the object index (rtpId, payId)
+			t.Errorf("pruned %d rows, want 28", n)
+		}
+		left, err := s.Callbacks(ctx, "", 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		states := map[payd.CallbackState]int{}
+		for _, c := range left {
+			states[c.State]++
+			if atts, _ := s.CallbackAttempts(ctx, c.ID); len(atts) != 1 {
+				t.Errorf("callback %s kept %d attempts", c.ID, len(atts))
+			}
+		}
+		if len(left) != 2 || states[payd.CallbackPending] != 1 || states[payd.CallbackDelivered] != 1 {
+			t.Errorf("left %v", states)
+		}
+		if n, _ := r.RunOnce(ctx); n != 0 {
+			t.Errorf("a second pass pruned %d", n)
+		}
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"encoding/base64"
 	"encoding/hex"
 	"net/url"
 	"os"
@@ -80,6 +81,12 @@ func Postgres(t testing.TB) (*sqlstore.Store, string) {
 	return open(t, u), u
 }
 
+// SecretKey is the operator key of test stores (PAYD_SECRET_KEY).
+var SecretKey = []byte("payd-test-secret-key-32-bytes-ok")
+
+// SecretKeyB64 is SecretKey as PAYD_SECRET_KEY.
+var SecretKeyB64 = base64.StdEncoding.EncodeToString(SecretKey)
+
 func open(t testing.TB, u string) *sqlstore.Store {
 	t.Helper()
 	s, err := sqlstore.Open(u)
@@ -87,6 +94,9 @@ func open(t testing.TB, u string) *sqlstore.Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
+	if err := s.SetSecretKey(SecretKey); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := s.Migrate(context.Background(), Epoch); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}

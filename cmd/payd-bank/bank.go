@@ -1,0 +1,372 @@
+package main
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"payd/internal/rails/iso20022"
+)
+
+// message is one message received from payd.
+type message struct {
+	Kind       string    `json:"kind"` // pain.013, camt.055, pacs.004
+	MsgID      string    `json:"msgId"`
+	ObjectID   string    `json:"objectId"` // the rtpId (pain.013, camt.055) or refundId (pacs.004), hyphenated
+	Alias      string    `json:"alias,omitempty"`
+	Amount     string    `json:"amount"`
+	Currency   string    `json:"currency"`
+	Creditor   string    `json:"creditor,omitempty"`
+	ReceivedAt time.Time `json:"receivedAt"`
+	Copies     int       `json:"copies"` // how many times payd sent it
+	Body       string    `json:"body"`
+}
+
+type bank struct {
+	paydURL, key string
+	client       *http.Client
+
+	mu         sync.Mutex
+	msgs       []*message
+	byID       map[string]*message
+	downUntil  time.Time
+	down       bool
+	duplicates bool
+}
+
+func newBank(paydURL, key string) *bank {
+	return &bank{paydURL: paydURL, key: key, client: &http.Client{Timeout: 10 * time.Second}, byID: map[string]*message{}}
+}
+
+func (b *bank) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /iso20022", b.receive)
+	mux.HandleFunc("GET /messages", b.list)
+	mux.HandleFunc("POST /rtp/{id}/accept", b.rtpAccept)
+	mux.HandleFunc("POST /rtp/{id}/reject", b.rtpReject)
+	mux.HandleFunc("POST /pay", b.pay)
+	mux.HandleFunc("POST /refund/{id}/settle", b.refundStatus)
+	mux.HandleFunc("POST /refund/{id}/reject", b.refundStatus)
+	mux.HandleFunc("POST /down", b.goDown)
+	mux.HandleFunc("POST /up", func(w http.ResponseWriter, r *http.Request) {
+		b.mu.Lock()
+		b.down, b.downUntil = false, time.Time{}
+		b.mu.Unlock()
+		writeJSON(w, 200, map[string]any{"down": false})
+	})
+	mux.HandleFunc("POST /duplicates", func(w http.ResponseWriter, r *http.Request) {
+		on := r.URL.Query().Get("on") == "true"
+		b.mu.Lock()
+		b.duplicates = on
+		b.mu.Unlock()
+		writeJSON(w, 200, map[string]any{"duplicates": on})
+	})
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, map[string]any{"ok": true}) })
+	return mux
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+func (b *bank) isDown() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.down && (b.downUntil.IsZero() || time.Now().Before(b.downUntil))
+}
+
+// receive is the connector endpoint payd posts its messages to.
+func (b *bank) receive(w http.ResponseWriter, r *http.Request) {
+	if b.isDown() {
+		http.Error(w, "connector down", http.StatusServiceUnavailable)
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err != nil {
+		http.Error(w, "unreadable", http.StatusBadRequest)
+		return
+	}
+	if err := iso20022.Verify(r.Header, b.key, body, time.Now()); err != nil {
+		http.Error(w, "unauthorized: "+err.Error(), http.StatusUnauthorized)
+		return
+	}
+	m, err := parse(body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	b.mu.Lock()
+	if old := b.byID[m.MsgID]; old != nil {
+		old.Copies++ // a redelivery: the network deduplicates by MsgId
+	} else {
+		m.Copies, m.ReceivedAt = 1, time.Now().UTC()
+		b.msgs = append(b.msgs, m)
+		b.byID[m.MsgID] = m
+	}
+	b.mu.Unlock()
+	w.WriteHeader(http.StatusOK)
+}
+
+func parse(body []byte) (*message, error) {
+	ns, err := iso20022.Namespace(body)
+	if err != nil {
+		return nil, err
+	}
+	m := &message{Body: string(body)}
+	switch ns {
+	case iso20022.NSPain013:
+		var x iso20022.Pain013
+		if err := xml.Unmarshal(body, &x); err != nil {
+			return nil, err
+		}
+		m.Kind, m.MsgID, m.Amount, m.Currency = "pain.013", x.GrpHdr.MsgID, x.PmtInf.Tx.Amt.Value, x.PmtInf.Tx.Amt.Ccy
+		m.ObjectID, m.Creditor = hyphenate(x.PmtInf.Tx.EndToEndID), x.PmtInf.Tx.Cdtr.Name
+		if x.PmtInf.DbtrAcct.Proxy != nil {
+			m.Alias = x.PmtInf.DbtrAcct.Proxy.ID
+		}
+	case iso20022.NSCamt055:
+		var x iso20022.Camt055
+		if err := xml.Unmarshal(body, &x); err != nil {
+			return nil, err
+		}
+		m.Kind, m.MsgID, m.ObjectID = "camt.055", x.ID, hyphenate(x.Cxl.OrgnlEndToEndID)
+		m.Amount, m.Currency = x.Cxl.OrgnlInstdAmt.Value, x.Cxl.OrgnlInstdAmt.Ccy
+	case iso20022.NSPacs004:
+		var x iso20022.Pacs004
+		if err := xml.Unmarshal(body, &x); err != nil {
+			return nil, err
+		}
+		m.Kind, m.MsgID, m.ObjectID = "pacs.004", x.GrpHdr.MsgID, hyphenate(x.Tx.RtrID)
+		m.Amount, m.Currency, m.Creditor = x.Tx.RtrdAmt.Value, x.Tx.RtrdAmt.Ccy, x.Tx.OrgnlCdtr
+	default:
+		return nil, fmt.Errorf("payd-bank does not take %s", ns)
+	}
+	if m.MsgID == "" {
+		return nil, fmt.Errorf("no MsgId")
+	}
+	return m, nil
+}
+
+func hyphenate(s string) string {
+	if id, ok := iso20022.ParseMsgID(s); ok {
+		return id
+	}
+	return s
+}
+
+func (b *bank) list(w http.ResponseWriter, r *http.Request) {
+	kind := r.URL.Query().Get("kind")
+	b.mu.Lock()
+	out := []message{}
+	for _, m := range b.msgs {
+		if kind == "" || m.Kind == kind {
+			out = append(out, *m)
+		}
+	}
+	b.mu.Unlock()
+	writeJSON(w, 200, out)
+}
+
+func (b *bank) goDown(w http.ResponseWriter, r *http.Request) {
+	var until time.Time
+	if f := r.URL.Query().Get("for"); f != "" {
+		d, err := time.ParseDuration(f)
+		if err != nil || d <= 0 {
+			writeJSON(w, 400, map[string]any{"error": "for must be a duration such as 30s"})
+			return
+		}
+		until = time.Now().Add(d)
+	}
+	b.mu.Lock()
+	b.down, b.downUntil = true, until
+	b.mu.Unlock()
+	writeJSON(w, 200, map[string]any{"down": true})
+}
+
+func newMsgID() string {
+	var x [16]byte
+	rand.Read(x[:])
+	return "BANK" + strings.ToUpper(hex.EncodeToString(x[:]))[:28]
+}
+
+func now() string { return iso20022.Time(time.Now()) }
+
+// send signs and posts one message to payd (twice when duplicating) and
+// returns payd's last answer.
+func (b *bank) send(v any) (int, []byte, error) {
+	body, err := iso20022.Marshal(v)
+	if err != nil {
+		return 0, nil, err
+	}
+	b.mu.Lock()
+	times := 1
+	if b.duplicates {
+		times = 2
+	}
+	b.mu.Unlock()
+	var status int
+	var answer []byte
+	for i := 0; i < times; i++ {
+		req, _ := http.NewRequest(http.MethodPost, b.paydURL, bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/xml; charset=utf-8")
+		iso20022.Sign(req.Header, b.key, body, time.Now())
+		resp, err := b.client.Do(req)
+		if err != nil {
+			return 0, nil, err
+		}
+		answer, _ = io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		resp.Body.Close()
+		status = resp.StatusCode
+		if status == http.StatusOK && len(answer) > 0 {
+			if err := iso20022.Verify(resp.Header, b.key, answer, time.Now()); err != nil {
+				return status, answer, fmt.Errorf("payd's answer: %w", err)
+			}
+		}
+	}
+	return status, answer, nil
+}
+
+type payer struct {
+	PayerName string `json:"payerName"`
+	IBAN      string `json:"iban"`
+}
+
+func (p *payer) defaults() {
+	if p.PayerName == "" {
+		p.PayerName = "ION POPESCU"
+	}
+	if p.IBAN == "" {
+		p.IBAN = "MD24AG000225100013104168"
+	}
+}
+
+func (b *bank) rtp(id string) *message {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, m := range b.msgs {
+		if m.Kind == "pain.013" && m.ObjectID == id {
+			return m
+		}
+	}
+	return nil
+}
+
+func (b *bank) rtpStatus(rtp *message, status string) (int, []byte, error) {
+	return b.send(&iso20022.Pain014{
+		GrpHdr:     iso20022.GroupHeader{MsgID: newMsgID(), CreDtTm: now()},
+		OrgnlMsgID: rtp.MsgID, OrgnlMsgNmID: "pain.013.001.07",
+		Tx: iso20022.StatusTx{OrgnlEndToEndID: iso20022.ID(rtp.ObjectID), TxSts: status,
+			Rsn: map[bool]string{true: "", false: "AC04"}[status == iso20022.StatusAccepted]},
+	})
+}
+
+func (b *bank) rtpAccept(w http.ResponseWriter, r *http.Request) {
+	rtp := b.rtp(hyphenate(r.PathValue("id")))
+	if rtp == nil {
+		writeJSON(w, 404, map[string]any{"error": "no pain.013 received for this RTP"})
+		return
+	}
+	var p payer
+	json.NewDecoder(r.Body).Decode(&p)
+	p.defaults()
+	if status, _, err := b.rtpStatus(rtp, iso20022.StatusAccepted); err != nil || status != 200 {
+		writeJSON(w, 502, map[string]any{"error": fmt.Sprint("pain.014: ", status, " ", err)})
+		return
+	}
+	b.credit(w, iso20022.ID(rtp.ObjectID), rtp.Amount, rtp.Currency, p)
+}
+
+func (b *bank) rtpReject(w http.ResponseWriter, r *http.Request) {
+	rtp := b.rtp(hyphenate(r.PathValue("id")))
+	if rtp == nil {
+		writeJSON(w, 404, map[string]any{"error": "no pain.013 received for this RTP"})
+		return
+	}
+	status, body, err := b.rtpStatus(rtp, iso20022.StatusRejected)
+	if err != nil {
+		writeJSON(w, 502, map[string]any{"error": err.Error()})
+		return
+	}
+	writeJSON(w, 200, map[string]any{"paydStatus": status, "paydAnswer": string(body)})
+}
+
+func (b *bank) pay(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		payer
+		Target   string `json:"target"`
+		Amount   string `json:"amount"`
+		Currency string `json:"currency"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.Target == "" || in.Amount == "" {
+		writeJSON(w, 400, map[string]any{"error": `body {"target","amount"} required`})
+		return
+	}
+	in.payer.defaults()
+	if in.Currency == "" {
+		in.Currency = "MDL"
+	}
+	b.credit(w, iso20022.ID(hyphenate(in.Target)), in.Amount, in.Currency, in.payer)
+}
+
+// credit sends a pacs.008 and answers with payd's pacs.002 status.
+func (b *bank) credit(w http.ResponseWriter, target, amount, ccy string, p payer) {
+	txID := newMsgID()
+	status, body, err := b.send(&iso20022.Pacs008{
+		GrpHdr: iso20022.GroupHeader{MsgID: newMsgID(), CreDtTm: now(), NbOfTxs: "1", SttlmInf: iso20022.Clearing()},
+		Txs: []iso20022.CreditTx{{
+			EndToEndID: target, TxID: txID, Amt: iso20022.Amount{Ccy: ccy, Value: amount}, AccptncDtTm: now(),
+			Dbtr: iso20022.Party{Name: p.PayerName}, DbtrAcct: iso20022.IBAN(p.IBAN),
+		}},
+	})
+	if err != nil {
+		writeJSON(w, 502, map[string]any{"error": err.Error()})
+		return
+	}
+	var ans iso20022.Pacs002
+	if status != 200 || xml.Unmarshal(body, &ans) != nil {
+		writeJSON(w, 502, map[string]any{"error": "payd answered " + strconv.Itoa(status), "body": string(body)})
+		return
+	}
+	writeJSON(w, 200, map[string]any{"status": ans.Tx.TxSts, "reason": ans.Tx.Rsn, "txId": txID})
+}
+
+func (b *bank) refundStatus(w http.ResponseWriter, r *http.Request) {
+	id := hyphenate(r.PathValue("id"))
+	b.mu.Lock()
+	var ret *message
+	for _, m := range b.msgs {
+		if m.Kind == "pacs.004" && m.ObjectID == id {
+			ret = m
+		}
+	}
+	b.mu.Unlock()
+	if ret == nil {
+		writeJSON(w, 404, map[string]any{"error": "no pacs.004 received for this refund"})
+		return
+	}
+	st, rsn := iso20022.StatusSettled, ""
+	if strings.HasSuffix(r.URL.Path, "/reject") {
+		st, rsn = iso20022.StatusRejected, "AC04"
+	}
+	status, _, err := b.send(&iso20022.Pacs002{
+		GrpHdr:     iso20022.GroupHeader{MsgID: newMsgID(), CreDtTm: now()},
+		OrgnlMsgID: ret.MsgID, OrgnlMsgNmID: "pacs.004.001.09",
+		Tx: iso20022.StatusTx{OrgnlTxID: iso20022.ID(id), TxSts: st, Rsn: rsn},
+	})
+	if err != nil || status != 200 {
+		writeJSON(w, 502, map[string]any{"error": fmt.Sprint("pacs.002: ", status, " ", err)})
+		return
+	}
+	writeJSON(w, 200, map[string]any{"status": st})
+}

@@ -1,0 +1,319 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"payd"
+)
+
+// The Ledger: the use cases a rail calls (payd.Ledger). Each is one
+// transaction that loads the objects under their row locks, lets the
+// domain decide (payd.Apply…), and persists what it decided: the
+// transition, the payment and the callbacks, together.
+
+var _ payd.Ledger = (*Store)(nil)
+
+func (t *tx) merchant(ctx context.Context, id string) (*payd.Merchant, error) {
+	return t.s.scanMerchant(t.queryRow(ctx, "SELECT "+merchantCols+" FROM merchants m WHERE m.id = ?", id))
+}
+
+// CreditRTP records the payer's acceptance of an RTP and its payment.
+func (s *Store) CreditRTP(ctx context.Context, merchantID string, c payd.Credit, now time.Time) (*payd.RTP, *payd.Payment, error) {
+	var r *payd.RTP
+	var p *payd.Payment
+	queued := false
+	err := s.inTx(ctx, func(t *tx) error {
+		var err error
+		if r, err = t.lockRTP(ctx, merchantID, c.TargetID); err != nil {
+			return err
+		}
+		m, err := t.merchant(ctx, r.MerchantID)
+		if err != nil {
+			return err
+		}
+		from := r.Status
+		var cb *payd.Callback
+		if p, cb, err = payd.ApplyRTPCredit(m, r, c, now); err != nil {
+			return err
+		}
+		if err := t.saveRTP(ctx, r, from); err != nil {
+			return err
+		}
+		if err := t.insertPayment(ctx, p, r.CallbackURL); err != nil {
+			return err
+		}
+		queued = cb != nil
+		return t.insertCallbacks(ctx, cb)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if queued {
+		s.queued()
+	}
+	return r, p, nil
+}
+
+// RejectRTP records the payer's rejection. No callback is sent.
+func (s *Store) RejectRTP(ctx context.Context, merchantID, id string, now time.Time) (*payd.RTP, error) {
+	var r *payd.RTP
+	err := s.inTx(ctx, func(t *tx) error {
+		var err error
+		if r, err = t.lockRTP(ctx, merchantID, id); err != nil {
+			return err
+		}
+		m, err := t.merchant(ctx, r.MerchantID)
+		if err != nil {
+			return err
+		}
+		from := r.Status
+		if err := payd.ApplyRTPRejection(m, r, now); err != nil {
+			return err
+		}
+		return t.saveRTP(ctx, r, from)
+	})
+	return r, err
+}
+
+// qrOfTarget resolves a credit's target: a QR id, or an extension id,
+// which names its QR only while it is the QR's current extension (checked
+// again under the QR's lock).
+func (s *Store) qrOfTarget(ctx context.Context, target string) (qrID, extID string, err error) {
+	err = s.queryRow(ctx, "SELECT id FROM qrs WHERE id = ?", target).Scan(&qrID)
+	if err == nil {
+		return qrID, "", nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return "", "", err
+	}
+	if err := s.queryRow(ctx, "SELECT qr_id FROM qr_extensions WHERE id = ?", target).Scan(&qrID); err != nil {
+		return "", "", notFound(err)
+	}
+	return qrID, target, nil
+}
+
+// CreditQR records a payer's payment of a QR (or of a Hybrid QR's current
+// extension): the payment, the QR's transition and the qr.payment.executed
+// callback in one transaction; a checkout's QR also completes its checkout
+// there, with its callback.
+func (s *Store) CreditQR(ctx context.Context, merchantID string, c payd.Credit, now time.Time) (*payd.QR, *payd.Payment, error) {
+	qrID, extID := c.TargetID, ""
+	if merchantID == "" { // a bank names a QR or an extension
+		var err error
+		if qrID, extID, err = s.qrOfTarget(ctx, c.TargetID); err != nil {
+			return nil, nil, err
+		}
+	}
+	var p *payd.Payment
+	queued := false
+	q, err := s.updateQR(ctx, merchantID, qrID, now, func(t *tx, q *payd.QR) error {
+		if extID != "" && q.ExtensionID != extID {
+			return &payd.Refused{Reason: payd.RefusedClosed, Err: payd.E(payd.CodeQRState)} // a replaced or cancelled extension
+		}
+		m, err := t.merchant(ctx, q.MerchantID)
+		if err != nil {
+			return err
+		}
+		if p, err = payd.ApplyQRCredit(m, q, c, now); err != nil {
+			return err
+		}
+		if err := t.insertPayment(ctx, p, q.CallbackURL); err != nil {
+			return err
+		}
+		cbs := []*payd.Callback{payd.QRCreditCallback(m, q, p, now)}
+		if q.CheckoutID != "" {
+			co, err := t.lockCheckout(ctx, q.CheckoutID)
+			if err != nil {
+				return err
+			}
+			from := co.Status
+			if err := payd.CompleteCheckoutByQR(co, p, now); err != nil {
+				return err
+			}
+			if err := t.saveCheckout(ctx, co, from); err != nil {
+				return err
+			}
+			// The payment's later callbacks (its refunds') go where the checkout's go.
+			if _, err := t.exec(ctx, "UPDATE payments SET callback_url = ? WHERE id = ?", nullStr(co.CallbackURL), p.ID); err != nil {
+				return err
+			}
+			cbs = append(cbs, payd.CheckoutCallback(m, co, p, now))
+		}
+		queued = cbs[0] != nil || len(cbs) > 1 && cbs[1] != nil
+		return t.insertCallbacks(ctx, cbs...)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if queued {
+		s.queued()
+	}
+	return q, p, nil
+}
+
+// CardPaid records an acquirer's answer for a checkout that selected Card:
+// the payment, the checkout's transition and its callback commit together.
+// Only the card's mask is stored.
+func (s *Store) CardPaid(ctx context.Context, id string, res payd.CardResult, now time.Time) (*payd.Checkout, *payd.Payment, error) {
+	var p *payd.Payment
+	queued := false
+	c, err := s.updateCheckout(ctx, "", id, func(t *tx, c *payd.Checkout) error {
+		m, err := t.merchant(ctx, c.MerchantID)
+		if err != nil {
+			return err
+		}
+		if p, err = payd.ApplyCardResult(m, c, res, now); err != nil {
+			return err
+		}
+		if p.Failed {
+			if err := t.cancelCheckoutQR(ctx, c, now); err != nil {
+				return err
+			}
+		}
+		if err := t.insertPayment(ctx, p, c.CallbackURL); err != nil {
+			return err
+		}
+		cb := payd.CheckoutCallback(m, c, p, now)
+		queued = cb != nil
+		return t.insertCallbacks(ctx, cb)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if queued {
+		s.queued()
+	}
+	return c, p, nil
+}
+
+// insertCallbacks queues the callbacks that are not nil.
+func (t *tx) insertCallbacks(ctx context.Context, cbs ...*payd.Callback) error {
+	for _, cb := range cbs {
+		if cb == nil {
+			continue
+		}
+		if err := t.insertCallback(ctx, cb); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RefundTaken records that the network took a refund's return of funds:
+// Created → Requested. A refund already past Created is left as it is.
+func (s *Store) RefundTaken(ctx context.Context, id string, now time.Time) error {
+	return s.inTx(ctx, func(t *tx) error { return t.refundTaken(ctx, id, now) })
+}
+
+func (t *tx) refundTaken(ctx context.Context, id string, now time.Time) error {
+	_, err := t.exec(ctx, "UPDATE refunds SET status = 'Requested', updated_at = ? WHERE id = ? AND status = 'Created'", ms(now), id)
+	return err
+}
+
+// SettleRefund gives a refund its final status and applies it: a rejected
+// refund releases its amount; an accepted one updates the payment's
+// refunded amounts, makes an RTP Refunded and queues the refund callback.
+// A refund that is already settled answers payd.ErrConflict.
+func (s *Store) SettleRefund(ctx context.Context, id string, outcome payd.RefundStatus, now time.Time) (*payd.Refund, error) {
+	var rf *payd.Refund
+	queued := false
+	err := s.inTx(ctx, func(t *tx) error {
+		var err error
+		if rf, err = scanRefund(t.queryRow(ctx, "SELECT "+refundCols+" FROM refunds WHERE id = ?"+s.forUpdate(), id)); err != nil {
+			return err
+		}
+		from := rf.Status
+		if err := rf.Settle(outcome, now); err != nil {
+			return err
+		}
+		res, err := t.exec(ctx, "UPDATE refunds SET status = ?, updated_at = ?, executed_at = ? WHERE id = ? AND status = ?",
+			string(rf.Status), ms(rf.UpdatedAt), nullMS(rf.ExecutedAt), id, string(from))
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return payd.ErrConflict
+		}
+		switch rf.Status {
+		case payd.RefundRejected:
+			_, err = t.exec(ctx, "UPDATE payments SET requested_refund = requested_refund - ? WHERE id = ?", rf.Amount, rf.PaymentID)
+			return err
+		case payd.RefundManual:
+			return nil
+		}
+		_, err = t.exec(ctx, `UPDATE payments SET refunded = refunded + ?,
+			first_refunded_at = COALESCE(first_refunded_at, ?), last_refunded_at = ? WHERE id = ?`,
+			rf.Amount, ms(now), ms(now), rf.PaymentID)
+		if err != nil {
+			return fmt.Errorf("apply refund: %w", err)
+		}
+		// The payment as refunded, and where its callbacks go, in one read.
+		var paymentCallback sql.NullString
+		p, err := scanPayment(scanFunc(func(dest ...any) error {
+			return t.queryRow(ctx, "SELECT "+paymentCols+", p.callback_url"+paymentFrom+" WHERE p.id = ?", rf.PaymentID).
+				Scan(append(dest, &paymentCallback)...)
+		}))
+		if err != nil {
+			return err
+		}
+		if p.RTPID != "" {
+			if _, err := t.exec(ctx, "UPDATE rtps SET status = 'Refunded', updated_at = ? WHERE id = ? AND status = 'Accepted'", ms(now), p.RTPID); err != nil {
+				return err
+			}
+		}
+		m, err := t.merchant(ctx, rf.MerchantID)
+		if err != nil {
+			return err
+		}
+		cb := payd.RefundCallback(m, rf, p, paymentCallback.String, now)
+		queued = cb != nil
+		return t.insertCallbacks(ctx, cb)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if queued {
+		s.queued()
+	}
+	return rf, nil
+}
+
+// DueRefund is a refund whose sandbox processing time has come.
+type DueRefund struct {
+	ID, MerchantID, Reason string
+}
+
+// DueRefunds lists up to limit unsettled refunds whose processing time
+// (process_at) has come, oldest first.
+// merchantID, when given, limits them to one merchant (the test clock's pass).
+func (s *Store) DueRefunds(ctx context.Context, now time.Time, limit int, merchantID ...string) ([]DueRefund, error) {
+	scope, args := merchantScope(merchantID, ms(now))
+	rows, err := s.query(ctx, `SELECT id, merchant_id, reason FROM refunds WHERE status IN ('Created','Requested') AND process_at <= ?`+scope+`
+		ORDER BY process_at LIMIT ?`, append(args, limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("due refunds: %w", err)
+	}
+	defer rows.Close()
+	var out []DueRefund
+	for rows.Next() {
+		var d DueRefund
+		if err := rows.Scan(&d.ID, &d.MerchantID, &d.Reason); err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// TakeNewRefunds moves every Created refund to Requested (the sandbox's
+// network takes every refund at once).
+func (s *Store) TakeNewRefunds(ctx context.Context, now time.Time) error {
+	return s.inTx(ctx, func(t *tx) error {
+		_, err := t.exec(ctx, "UPDATE refunds SET status = 'Requested', updated_at = ? WHERE status = 'Created'", ms(now))
+		return err
+	})
+}

@@ -1,0 +1,375 @@
+package payd
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// The rails are the boundary where money really moves: the networks that
+// deliver an RTP to the payer's bank, carry a payer's credit for a QR or an
+// RTP, authorize a card, and return money for a refund. payd talks to them
+// through this port, in both directions:
+//
+//   - inbound, a rail tells payd what happened (a credit arrived, an RTP was
+//     accepted or rejected, a refund settled) by calling the use cases of a
+//     Ledger. Every adapter calls the same use cases, so "a payer paid this
+//     QR" has one code path whether the payer is the sandbox's simulator or
+//     a bank's pacs.008;
+//   - outbound, payd asks a rail to act (send an RTP, cancel it, return
+//     money) through RailsOrders. An order is written to an outbox in the
+//     transaction of the change that causes it and handed to the adapter's
+//     Deliver until the network has taken it, as callbacks are.
+//
+// The rules of each reaction (what a credit must satisfy, the payment it
+// records, its commission, the callback it causes) are the Apply functions
+// below; a Ledger implementation loads, calls them and persists.
+
+// Credit is money a payer's bank sent for a QR (or its extension) or an RTP.
+type Credit struct {
+	TargetID  string // the qrId, extensionId or rtpId the credit names
+	Amount    *Money // nil: exactly what the target asks (the sandbox's RTP payer)
+	Currency  string
+	PayerName string
+	PayerIBAN string
+	Reference string    // the network's reference of the credit; "" in the sandbox
+	At        time.Time // when the payer's bank accepted it; zero: when payd applies it
+}
+
+// CardResult is an acquirer's answer to a card authorization.
+type CardResult struct {
+	Approved     bool
+	Mask         string // first 6 and last 4 digits; never the full number
+	Holder       string
+	ApprovalCode string // set when approved
+}
+
+// Ledger is the inbound side of the port: the use cases a rail calls. Each
+// call is one transaction. merchantID "" means the caller does not know the
+// merchant (a bank names only the target); the target's owner is used.
+type Ledger interface {
+	// CreditQR records a payer's payment of a QR: checks in the contract's
+	// order (existence, payability, amount), then the payment, the QR's
+	// transition, its callback, and the completion of its checkout.
+	CreditQR(ctx context.Context, merchantID string, c Credit, now time.Time) (*QR, *Payment, error)
+	// CreditRTP records the payer's acceptance of an RTP with its payment.
+	CreditRTP(ctx context.Context, merchantID string, c Credit, now time.Time) (*RTP, *Payment, error)
+	// RejectRTP records the payer's rejection of an RTP.
+	RejectRTP(ctx context.Context, merchantID, rtpID string, now time.Time) (*RTP, error)
+	// CardPaid records an acquirer's answer for a checkout paying by card.
+	CardPaid(ctx context.Context, checkoutID string, res CardResult, now time.Time) (*Checkout, *Payment, error)
+	// RefundTaken records that the network took a refund's return of funds
+	// (Created → Requested).
+	RefundTaken(ctx context.Context, refundID string, now time.Time) error
+	// SettleRefund gives a refund its final status: Accepted, Rejected or Manual.
+	SettleRefund(ctx context.Context, refundID string, outcome RefundStatus, now time.Time) (*Refund, error)
+}
+
+// CardAcquirer authorizes card payments. The sandbox's test cards are one;
+// a production acquirer is another adapter implementing it. A deployment
+// without one does not offer cards.
+type CardAcquirer interface {
+	Authorize(ctx context.Context, checkout *Checkout, card Card) (CardResult, error)
+}
+
+// Rails is the outbound side of the port: an adapter that hands orders to
+// a network. Deliver returns nil once the network has taken the order; any
+// error means "try again later" (the outbox redelivers the same order).
+type Rails interface {
+	Deliver(ctx context.Context, o *RailsOrder) error
+}
+
+// OrderKind is what an outbound order asks of the network.
+type OrderKind string
+
+const (
+	OrderSendRTP   OrderKind = "rtp.send"      // deliver an RTP to the payer's bank by alias
+	OrderCancelRTP OrderKind = "rtp.cancel"    // withdraw a delivered RTP
+	OrderRefund    OrderKind = "refund.return" // return a refund's amount to the payer
+)
+
+// RailsOrder is one outbound message, fixed when written so that every
+// delivery attempt sends the same content. Its ID is the message id the
+// network sees (and deduplicates on).
+type RailsOrder struct {
+	ID         string
+	Kind       OrderKind
+	MerchantID string
+	ObjectID   string // the rtpId or refundId
+	CreatedAt  time.Time
+	Data       OrderData
+	// Delivery state, kept by the outbox.
+	Attempts      int
+	NextAttemptAt time.Time
+	DeliveredAt   time.Time
+	LastError     string
+}
+
+// OrderData is the content of an order; which fields are set depends on the kind.
+type OrderData struct {
+	CreditorName string    `json:"creditorName,omitempty"`
+	CreditorIBAN string    `json:"creditorIban,omitempty"`
+	Alias        string    `json:"alias,omitempty"`
+	Amount       Money     `json:"amount,omitempty"`
+	Currency     string    `json:"currency,omitempty"`
+	Description  string    `json:"description,omitempty"`
+	ExpiresAt    time.Time `json:"expiresAt,omitzero"`
+	Reason       string    `json:"reason,omitempty"`
+	// A refund's original credit: the payment, its target and the network's reference.
+	PaymentID     string    `json:"paymentId,omitempty"`
+	OriginalID    string    `json:"originalId,omitempty"` // the rtpId or qrId the credit named
+	OriginalRef   string    `json:"originalRef,omitempty"`
+	OriginalAt    time.Time `json:"originalAt,omitzero"`
+	OriginalTotal Money     `json:"originalTotal,omitempty"`
+	DebtorName    string    `json:"debtorName,omitempty"` // who gets the money back
+	DebtorIBAN    string    `json:"debtorIban,omitempty"`
+}
+
+func newOrder(kind OrderKind, merchantID, objectID string, now time.Time, d OrderData) *RailsOrder {
+	return &RailsOrder{ID: NewID(now), Kind: kind, MerchantID: merchantID, ObjectID: objectID, CreatedAt: now,
+		NextAttemptAt: now, Data: d}
+}
+
+// SendRTPOrder is the order that delivers a new RTP to the payer's bank.
+func SendRTPOrder(m *Merchant, r *RTP, now time.Time) *RailsOrder {
+	return newOrder(OrderSendRTP, m.ID, r.ID, now, OrderData{
+		CreditorName: m.Name, CreditorIBAN: m.IBAN, Alias: r.Alias, Amount: r.Amount, Currency: r.Currency,
+		Description: r.Description, ExpiresAt: r.ExpiresAt,
+	})
+}
+
+// CancelRTPOrder withdraws an RTP the merchant cancelled.
+func CancelRTPOrder(m *Merchant, r *RTP, now time.Time) *RailsOrder {
+	return newOrder(OrderCancelRTP, m.ID, r.ID, now, OrderData{
+		CreditorName: m.Name, CreditorIBAN: m.IBAN, Alias: r.Alias, Amount: r.Amount, Currency: r.Currency,
+		Reason: r.CancelReason,
+	})
+}
+
+// RefundOrder returns a refund's amount to the payer of the original credit.
+func RefundOrder(m *Merchant, rf *Refund, p *Payment, now time.Time) *RailsOrder {
+	target := p.RTPID
+	if target == "" {
+		target = p.QRID
+	}
+	return newOrder(OrderRefund, m.ID, rf.ID, now, OrderData{
+		CreditorName: m.Name, CreditorIBAN: m.IBAN, Amount: rf.Amount, Currency: rf.Currency, Reason: rf.Reason,
+		PaymentID: p.ID, OriginalID: target, OriginalRef: p.NetworkRef, OriginalAt: p.ExecutedAt,
+		OriginalTotal: p.Amount, DebtorName: p.SenderName, DebtorIBAN: p.SenderIBAN,
+	})
+}
+
+// Why a rail's credit was refused; adapters map these to their network's
+// reason codes.
+const (
+	RefusedUnknown  = "unknown"  // no such QR, extension or RTP
+	RefusedClosed   = "closed"   // the target cannot be paid in its state
+	RefusedAmount   = "amount"   // the amount breaks the target's amount rule
+	RefusedExpired  = "expired"  // the target's deadline has passed
+	RefusedCurrency = "currency" // not MDL
+	RefusedMerchant = "merchant" // the merchant is not active
+)
+
+// Refused is a credit refused by the rules of its target. It wraps the
+// contract's error (what the sandbox's endpoints answer) and says why in
+// the terms a rail answers with.
+type Refused struct {
+	Reason string
+	Err    error
+}
+
+func (r *Refused) Error() string { return "credit refused (" + r.Reason + "): " + r.Err.Error() }
+
+// Unwrap gives the contract's error.
+func (r *Refused) Unwrap() error { return r.Err }
+
+func refuse(reason string, err error) error { return &Refused{Reason: reason, Err: err} }
+
+// Refusal says why a credit was refused, for a rail's answer; err is the
+// error a Ledger use case returned.
+func Refusal(err error) string {
+	var r *Refused
+	switch {
+	case errors.As(err, &r):
+		return r.Reason
+	case errors.Is(err, ErrNotFound), IsCode(err, CodeQRNotFound), IsCode(err, CodeRTPNotFound):
+		return RefusedUnknown
+	case IsCode(err, CodeInvalidParameter):
+		return RefusedAmount
+	}
+	return RefusedClosed
+}
+
+// creditTime is when a credit counts as executed.
+func creditTime(c Credit, now time.Time) time.Time {
+	if c.At.IsZero() || c.At.After(now) {
+		return now
+	}
+	return c.At
+}
+
+// ApplyRTPCredit decides what a credit for an RTP does: the RTP (loaded
+// with its status, and owned by m) becomes Accepted, and the returned
+// payment and callback (nil without a callbackUrl) are to be stored with it.
+func ApplyRTPCredit(m *Merchant, r *RTP, c Credit, now time.Time) (*Payment, *Callback, error) {
+	if !m.Active {
+		return nil, nil, refuse(RefusedMerchant, E(CodeRTPMerchantInactive))
+	}
+	if c.Currency != "" && c.Currency != r.Currency {
+		return nil, nil, refuse(RefusedCurrency, E(CodeRTPCurrency, "value", c.Currency))
+	}
+	payID := NewID(now)
+	if err := r.Accept(now, payID); err != nil {
+		if r.Status == RTPExpired {
+			return nil, nil, refuse(RefusedExpired, err)
+		}
+		return nil, nil, refuse(RefusedClosed, err)
+	}
+	if c.Amount != nil && *c.Amount != r.Amount {
+		return nil, nil, refuse(RefusedAmount, Invalid("amount", "must equal the RTP amount "+r.Amount.String()))
+	}
+	p := &Payment{
+		ID: payID, MerchantID: m.ID, Kind: PaymentRTP, RTPID: r.ID,
+		Amount: r.Amount, Commission: Commission(r.Amount, m.CommissionBP), Currency: r.Currency,
+		Description: r.Description, OrderID: r.OrderID, TerminalID: r.TerminalID,
+		SenderName: c.PayerName, SenderIBAN: c.PayerIBAN, NetworkRef: c.Reference, ExecutedAt: creditTime(c, now),
+		RecipientIBAN: m.IBAN, MCC: m.MCC,
+	}
+	if r.CallbackURL == "" {
+		return p, nil, nil
+	}
+	return p, NewCallback(EventRTPAccepted, m, p.ID, r.CallbackURL, RTPAcceptedFields(r, p).Body(m.SignatureKey), now).About(r.ID), nil
+}
+
+// ApplyRTPRejection decides the payer's rejection of an RTP (loaded, owned
+// by m): only an Active RTP of an active merchant can be rejected.
+func ApplyRTPRejection(m *Merchant, r *RTP, now time.Time) error {
+	if !m.Active {
+		return E(CodeRTPMerchantInactive)
+	}
+	return r.Reject(now)
+}
+
+// ApplyQRCredit decides what a credit for a QR does, in the contract's
+// order of checks (payability, then the amount rule): the QR (loaded,
+// observed, owned by m) records the payment, returned to store with it;
+// its callback is QRCreditCallback once the payment has its reference
+// number. A checkout's QR also completes its checkout (CompleteCheckoutByQR).
+func ApplyQRCredit(m *Merchant, q *QR, c Credit, now time.Time) (*Payment, error) {
+	if !m.Active {
+		return nil, refuse(RefusedMerchant, E(CodeQRState))
+	}
+	if c.Currency != "" && c.Currency != q.Currency {
+		return nil, refuse(RefusedCurrency, E(CodeQRCurrency, "value", c.Currency))
+	}
+	if !q.Payable() {
+		if q.Status == QRExpired || (q.Type == QRHybrid && q.ExtStatus == ExtExpired) {
+			return nil, refuse(RefusedExpired, E(CodeQRState))
+		}
+		return nil, refuse(RefusedClosed, E(CodeQRState))
+	}
+	if c.Amount == nil {
+		return nil, refuse(RefusedAmount, Invalid("amount", "is required"))
+	}
+	if err := q.CheckPayment(*c.Amount); err != nil {
+		return nil, refuse(RefusedAmount, err)
+	}
+	p := &Payment{
+		ID: NewID(now), MerchantID: m.ID, Kind: PaymentQR, QRID: q.ID, CheckoutID: q.CheckoutID,
+		Amount: *c.Amount, Commission: Commission(*c.Amount, m.CommissionBP), Currency: q.Currency,
+		Description: q.Description, OrderID: q.OrderID, TerminalID: q.TerminalID,
+		SenderName: c.PayerName, SenderIBAN: c.PayerIBAN, NetworkRef: c.Reference, ExecutedAt: creditTime(c, now),
+		RecipientIBAN: m.IBAN, MCC: m.MCC,
+	}
+	if q.Type == QRHybrid {
+		p.ExtensionID = q.ExtensionID
+	}
+	q.Pay(now)
+	return p, nil
+}
+
+// QRCreditCallback is the qr.payment.executed callback of a QR payment;
+// it needs the payment's reference number, which the store draws.
+func QRCreditCallback(m *Merchant, q *QR, p *Payment, now time.Time) *Callback {
+	if q.CallbackURL == "" {
+		return nil
+	}
+	return NewCallback(EventQRPayment, m, p.ID, q.CallbackURL, QRPaymentFields(q, p).Body(m.SignatureKey), now).About(q.ID, p.ExtensionID)
+}
+
+// CompleteCheckoutByQR completes the checkout that owns a paid QR. A
+// checkout that can no longer be paid refuses the credit (409 14019).
+func CompleteCheckoutByQR(c *Checkout, p *Payment, now time.Time) error {
+	if err := c.Complete(now, p.ID); err != nil {
+		return refuse(RefusedClosed, E(CodeQRState))
+	}
+	return nil
+}
+
+// ApplyCardResult decides what an acquirer's answer does to a checkout
+// that selected Card: approved completes it, declined fails it. It returns
+// the payment (failed when declined) to store with the checkout; its
+// callback is CheckoutCallback, once the payment has its reference number.
+func ApplyCardResult(m *Merchant, c *Checkout, res CardResult, now time.Time) (*Payment, error) {
+	c.Observe(now)
+	if c.Status != CheckoutMethodSelected || c.Method != MethodCard || !m.Active {
+		return nil, c.stateError()
+	}
+	p := &Payment{
+		ID: NewID(now), MerchantID: c.MerchantID, Kind: PaymentCard, CheckoutID: c.ID,
+		Amount: c.Amount, Currency: c.Currency, OrderID: c.OrderID(), SenderName: res.Holder, CardMask: res.Mask,
+		Failed: !res.Approved, ExecutedAt: now, RecipientIBAN: m.IBAN, MCC: m.MCC,
+	}
+	if c.Order != nil {
+		p.Description = c.Order.Description
+	}
+	if res.Approved {
+		p.ApprovalCode = res.ApprovalCode
+		return p, c.Complete(now, p.ID)
+	}
+	return p, c.Fail(now, p.ID)
+}
+
+// CheckoutCallback is the checkout.completed or checkout.failed callback
+// of a checkout's payment p; nil without a callbackUrl.
+func CheckoutCallback(m *Merchant, c *Checkout, p *Payment, now time.Time) *Callback {
+	if c.CallbackURL == "" {
+		return nil
+	}
+	event := EventCheckoutCompleted
+	if p.Failed {
+		event = EventCheckoutFailed
+	}
+	return NewCallback(event, m, c.ID, c.CallbackURL, CheckoutCallbackFields(c, p).AppendJSON(nil, false), now).About(c.ID, p.ID, c.QRID)
+}
+
+// Settle gives a Created or Requested refund its final status at now.
+// Accepted sets executedAt. It refuses a refund already settled.
+func (r *Refund) Settle(outcome RefundStatus, now time.Time) error {
+	if r.Status != RefundCreated && r.Status != RefundRequested {
+		return ErrConflict
+	}
+	switch outcome {
+	case RefundAccepted:
+		r.ExecutedAt = now
+	case RefundRejected, RefundManual:
+	default:
+		return ErrConflict
+	}
+	r.Status, r.UpdatedAt = outcome, now
+	return nil
+}
+
+// RefundCallback is the refund callback of an accepted refund, sent to the
+// refund's callbackUrl or else its payment's; nil when there is none. p is
+// the payment after the refund was applied.
+func RefundCallback(m *Merchant, r *Refund, p *Payment, paymentCallbackURL string, now time.Time) *Callback {
+	url := r.CallbackURL
+	if url == "" {
+		url = paymentCallbackURL
+	}
+	if r.Status != RefundAccepted || url == "" {
+		return nil
+	}
+	return NewCallback(EventRefundAccepted, m, r.ID, url, RefundAcceptedFields(r, p).Body(m.SignatureKey), now).About(r.ID, p.ID, p.IntentID())
+}
