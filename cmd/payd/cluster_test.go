@@ -70,8 +70,10 @@ func TestThreeInstances(t *testing.T) {
 	}
 	db := openDB(t, dbURL)
 	defer db.Close()
-	waitFor(t, db, "SELECT COUNT(*) FROM callbacks WHERE state <> 'delivered'", 30*time.Second)
+	// Refunds first: settling one writes its callback, which must then be
+	// delivered before the receiver's log is read.
 	waitFor(t, db, "SELECT COUNT(*) FROM refunds WHERE status <> 'Accepted'", 30*time.Second)
+	waitFor(t, db, "SELECT COUNT(*) FROM callbacks WHERE state <> 'delivered'", 30*time.Second)
 	// Each callback was sent once (the receiver always answers 200): no two
 	// instances sent the same attempt, and each refund was processed once.
 	hooks.mu.Lock()
