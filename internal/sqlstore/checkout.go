@@ -181,7 +181,7 @@ func (t *tx) saveCheckout(ctx context.Context, c *payd.Checkout, from payd.Check
 	if n, _ := res.RowsAffected(); n != 1 {
 		return payd.ErrConflict
 	}
-	return nil
+	return t.event(ctx, c.MerchantID, payd.ObjectCheckout, c.ID, string(from), string(c.Status), c.UpdatedAt)
 }
 
 // updateCheckout runs a transition on a checkout (of merchantID, or any
@@ -223,8 +223,14 @@ func (t *tx) cancelCheckoutQR(ctx context.Context, c *payd.Checkout, now time.Ti
 	if c.QRID == "" {
 		return nil
 	}
-	_, err := t.exec(ctx, "UPDATE qrs SET status = 'Cancelled', updated_at = ? WHERE id = ? AND status = 'Active'", ms(now), c.QRID)
-	return err
+	res, err := t.exec(ctx, "UPDATE qrs SET status = 'Cancelled', updated_at = ? WHERE id = ? AND status = 'Active'", ms(now), c.QRID)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return nil
+	}
+	return t.event(ctx, c.MerchantID, payd.ObjectQR, c.QRID, string(payd.QRActive), string(payd.QRCancelled), now)
 }
 
 // CancelCheckout is the merchant's cancel; the checkout's QR is cancelled too.
@@ -364,22 +370,21 @@ func (s *Store) PaymentsByID(ctx context.Context, merchantID string, ids []strin
 	return out, err
 }
 
+// checkoutDeadlines are the moves a checkout makes at its deadline: from, to.
+var checkoutDeadlines = [][2]string{{"WaitingForInit", "Abandoned"}, {"Initialized", "Expired"}, {"PaymentMethodSelected", "Expired"}}
+
 // ExpireCheckouts writes Abandoned and Expired on checkouts past their
 // deadline, dated at it.
 func (s *Store) ExpireCheckouts(ctx context.Context, now time.Time, limit int) (int64, error) {
 	var n int64
 	err := s.inTx(ctx, func(t *tx) error {
-		for _, q := range []string{
-			`UPDATE checkouts SET status = 'Abandoned', updated_at = expires_at WHERE id IN (SELECT id FROM checkouts
-				WHERE status = 'WaitingForInit' AND expires_at <= ? LIMIT ?)`,
-			`UPDATE checkouts SET status = 'Expired', updated_at = expires_at WHERE id IN (SELECT id FROM checkouts
-				WHERE status IN ('Initialized','PaymentMethodSelected') AND expires_at <= ? LIMIT ?)`,
-		} {
-			res, err := t.exec(ctx, q, ms(now), limit)
+		for _, st := range checkoutDeadlines {
+			k, err := t.transitions(ctx, payd.ObjectCheckout, st[0], st[1], `UPDATE checkouts SET status = ?, updated_at = expires_at
+				WHERE id IN (SELECT id FROM checkouts WHERE status = ? AND expires_at <= ? LIMIT ?) AND status = ?
+				RETURNING id, merchant_id, updated_at`, st[1], st[0], ms(now), limit, st[0])
 			if err != nil {
 				return fmt.Errorf("expire checkouts: %w", err)
 			}
-			k, _ := res.RowsAffected()
 			n += k
 		}
 		return nil

@@ -210,8 +210,16 @@ func (s *Store) RefundTaken(ctx context.Context, id string, now time.Time) error
 }
 
 func (t *tx) refundTaken(ctx context.Context, id string, now time.Time) error {
-	_, err := t.exec(ctx, "UPDATE refunds SET status = 'Requested', updated_at = ? WHERE id = ? AND status = 'Created'", ms(now), id)
-	return err
+	var merchantID string
+	err := t.queryRow(ctx, "UPDATE refunds SET status = 'Requested', updated_at = ? WHERE id = ? AND status = 'Created' RETURNING merchant_id",
+		ms(now), id).Scan(&merchantID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil // past Created already
+	}
+	if err != nil {
+		return err
+	}
+	return t.event(ctx, merchantID, payd.ObjectRefund, id, string(payd.RefundCreated), string(payd.RefundRequested), now)
 }
 
 // SettleRefund gives a refund its final status and applies it: a rejected
@@ -238,6 +246,9 @@ func (s *Store) SettleRefund(ctx context.Context, id string, outcome payd.Refund
 		if n, _ := res.RowsAffected(); n != 1 {
 			return payd.ErrConflict
 		}
+		if err := t.event(ctx, rf.MerchantID, payd.ObjectRefund, rf.ID, string(from), string(rf.Status), now); err != nil {
+			return err
+		}
 		switch rf.Status {
 		case payd.RefundRejected:
 			_, err = t.exec(ctx, "UPDATE payments SET requested_refund = requested_refund - ? WHERE id = ?", rf.Amount, rf.PaymentID)
@@ -260,9 +271,20 @@ func (s *Store) SettleRefund(ctx context.Context, id string, outcome payd.Refund
 		if err != nil {
 			return err
 		}
+		before := *p
+		before.Refunded -= rf.Amount
+		if err := t.event(ctx, p.MerchantID, payd.ObjectPayment, p.ID, before.Status(), p.Status(), now); err != nil {
+			return err
+		}
 		if p.RTPID != "" {
-			if _, err := t.exec(ctx, "UPDATE rtps SET status = 'Refunded', updated_at = ? WHERE id = ? AND status = 'Accepted'", ms(now), p.RTPID); err != nil {
+			res, err := t.exec(ctx, "UPDATE rtps SET status = 'Refunded', updated_at = ? WHERE id = ? AND status = 'Accepted'", ms(now), p.RTPID)
+			if err != nil {
 				return err
+			}
+			if n, _ := res.RowsAffected(); n == 1 {
+				if err := t.event(ctx, p.MerchantID, payd.ObjectRTP, p.RTPID, string(payd.RTPAccepted), string(payd.RTPRefunded), now); err != nil {
+					return err
+				}
 			}
 		}
 		m, err := t.merchant(ctx, rf.MerchantID)
@@ -313,7 +335,8 @@ func (s *Store) DueRefunds(ctx context.Context, now time.Time, limit int, mercha
 // network takes every refund at once).
 func (s *Store) TakeNewRefunds(ctx context.Context, now time.Time) error {
 	return s.inTx(ctx, func(t *tx) error {
-		_, err := t.exec(ctx, "UPDATE refunds SET status = 'Requested', updated_at = ? WHERE status = 'Created'", ms(now))
+		_, err := t.transitions(ctx, payd.ObjectRefund, "Created", "Requested",
+			"UPDATE refunds SET status = 'Requested', updated_at = ? WHERE status = 'Created' RETURNING id, merchant_id, updated_at", ms(now))
 		return err
 	})
 }

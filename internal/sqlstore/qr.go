@@ -154,12 +154,19 @@ func (t *tx) saveQR(ctx context.Context, q *payd.QR, fromStatus payd.QRStatus, f
 	if n, _ := res.RowsAffected(); n != 1 {
 		return payd.ErrConflict
 	}
-	return nil
+	return t.event(ctx, q.MerchantID, payd.ObjectQR, q.ID, string(fromStatus), string(q.Status), q.UpdatedAt)
 }
 
-func (t *tx) setExtensionStatus(ctx context.Context, id string, st payd.ExtensionStatus, at time.Time) error {
-	_, err := t.exec(ctx, "UPDATE qr_extensions SET status = ?, updated_at = ? WHERE id = ? AND status = 'Active'", string(st), ms(at), id)
-	return err
+// setExtensionStatus ends one of the QR's extensions if it is still Active.
+func (t *tx) setExtensionStatus(ctx context.Context, q *payd.QR, id string, st payd.ExtensionStatus, at time.Time) error {
+	res, err := t.exec(ctx, "UPDATE qr_extensions SET status = ?, updated_at = ? WHERE id = ? AND status = 'Active'", string(st), ms(at), id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return nil
+	}
+	return t.event(ctx, q.MerchantID, payd.ObjectExtension, id, string(payd.ExtActive), string(st), at)
 }
 
 // updateQR runs a transition on one of the merchant's QRs under its row
@@ -174,7 +181,7 @@ func (s *Store) updateQR(ctx context.Context, merchantID, id string, now time.Ti
 		fromStatus, fromExt, extWas := q.Status, q.ExtensionID, q.ExtStatus
 		q.Observe(now, s.qrInactivity())
 		if extWas == payd.ExtActive && q.ExtStatus == payd.ExtExpired {
-			if err := t.setExtensionStatus(ctx, fromExt, payd.ExtExpired, q.UpdatedAt); err != nil {
+			if err := t.setExtensionStatus(ctx, q, fromExt, payd.ExtExpired, q.UpdatedAt); err != nil {
 				return err
 			}
 		}
@@ -193,7 +200,7 @@ func (s *Store) CancelQR(ctx context.Context, merchantID, id, reason string, now
 		if err != nil || ext == "" {
 			return err
 		}
-		return t.setExtensionStatus(ctx, ext, payd.ExtCancelled, now)
+		return t.setExtensionStatus(ctx, q, ext, payd.ExtCancelled, now)
 	})
 }
 
@@ -208,7 +215,7 @@ func (s *Store) CreateExtension(ctx context.Context, merchantID, id string, in p
 			return err
 		}
 		if replaced != "" {
-			if err := t.setExtensionStatus(ctx, replaced, payd.ExtReplaced, now); err != nil {
+			if err := t.setExtensionStatus(ctx, q, replaced, payd.ExtReplaced, now); err != nil {
 				return err
 			}
 		}
@@ -225,7 +232,7 @@ func (s *Store) CancelExtension(ctx context.Context, merchantID, id string, now 
 		if extID, err = q.CancelExtension(now); err != nil {
 			return err
 		}
-		return t.setExtensionStatus(ctx, extID, payd.ExtCancelled, now)
+		return t.setExtensionStatus(ctx, q, extID, payd.ExtCancelled, now)
 	})
 	return extID, err
 }
@@ -395,30 +402,33 @@ func (s *Store) ExpireQRs(ctx context.Context, now time.Time, limit int) (int64,
 	inact := s.qrInactivity().Milliseconds()
 	var n int64
 	err := s.inTx(ctx, func(t *tx) error {
+		const ret = " RETURNING id, merchant_id, updated_at"
 		steps := []struct {
-			q    string
-			args []any
+			object, from, to, q string
+			args                []any
 		}{
 			// Inactivity first: it also ends the active extension, dated at the idle deadline.
-			{`UPDATE qr_extensions SET status = 'Expired', updated_at = (SELECT q.idle_from + ? FROM qrs q WHERE q.id = qr_extensions.qr_id)
+			{payd.ObjectExtension, "Active", "Expired", `UPDATE qr_extensions SET status = 'Expired', updated_at = (SELECT q.idle_from + ? FROM qrs q WHERE q.id = qr_extensions.qr_id)
 				WHERE status = 'Active' AND id IN (SELECT q.extension_id FROM qrs q WHERE q.type = 'Hybrid'
-				AND q.status IN ('Active','Expired') AND q.idle_from + ? <= ? AND q.idle_from + ? <= qr_extensions.expires_at)`,
+				AND q.status IN ('Active','Expired') AND q.idle_from + ? <= ? AND q.idle_from + ? <= qr_extensions.expires_at)` + ret,
 				[]any{inact, inact, ms(now), inact}},
-			{`UPDATE qrs SET status = 'Inactive', updated_at = idle_from + ? WHERE id IN (SELECT id FROM qrs
-				WHERE status IN ('Active','Expired') AND type <> 'Dynamic' AND idle_from + ? <= ? LIMIT ?)`,
+			{payd.ObjectQR, "Active", "Inactive", `UPDATE qrs SET status = 'Inactive', updated_at = idle_from + ? WHERE id IN (SELECT id FROM qrs
+				WHERE status = 'Active' AND type <> 'Dynamic' AND idle_from + ? <= ? LIMIT ?) AND status = 'Active'` + ret,
 				[]any{inact, inact, ms(now), limit}},
-			{`UPDATE qrs SET status = 'Expired', updated_at = expires_at WHERE id IN (SELECT q.id FROM qrs q
+			{payd.ObjectQR, "Expired", "Inactive", `UPDATE qrs SET status = 'Inactive', updated_at = idle_from + ? WHERE id IN (SELECT id FROM qrs
+				WHERE status = 'Expired' AND type <> 'Dynamic' AND idle_from + ? <= ? LIMIT ?) AND status = 'Expired'` + ret,
+				[]any{inact, inact, ms(now), limit}},
+			{payd.ObjectQR, "Active", "Expired", `UPDATE qrs SET status = 'Expired', updated_at = expires_at WHERE id IN (SELECT q.id FROM qrs q
 				LEFT JOIN qr_extensions e ON e.id = q.extension_id WHERE q.status = 'Active' AND q.expires_at <= ?
-				AND (q.type = 'Dynamic' OR e.status = 'Active') LIMIT ?)`, []any{ms(now), limit}},
-			{`UPDATE qr_extensions SET status = 'Expired', updated_at = expires_at WHERE id IN (SELECT id FROM qr_extensions
-				WHERE status = 'Active' AND expires_at <= ? LIMIT ?)`, []any{ms(now), limit}},
+				AND (q.type = 'Dynamic' OR e.status = 'Active') LIMIT ?)` + ret, []any{ms(now), limit}},
+			{payd.ObjectExtension, "Active", "Expired", `UPDATE qr_extensions SET status = 'Expired', updated_at = expires_at WHERE id IN (SELECT id FROM qr_extensions
+				WHERE status = 'Active' AND expires_at <= ? LIMIT ?)` + ret, []any{ms(now), limit}},
 		}
 		for _, st := range steps {
-			res, err := t.exec(ctx, st.q, st.args...)
+			k, err := t.transitions(ctx, st.object, st.from, st.to, st.q, st.args...)
 			if err != nil {
 				return fmt.Errorf("expire qrs: %w", err)
 			}
-			k, _ := res.RowsAffected()
 			n += k
 		}
 		return nil

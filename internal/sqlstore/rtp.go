@@ -98,7 +98,7 @@ func (t *tx) saveRTP(ctx context.Context, r *payd.RTP, from payd.RTPStatus) erro
 	if n, _ := res.RowsAffected(); n != 1 {
 		return payd.ErrConflict
 	}
-	return nil
+	return t.event(ctx, r.MerchantID, payd.ObjectRTP, r.ID, string(from), string(r.Status), r.UpdatedAt)
 }
 
 // CancelRTP cancels an RTP; cancelling a cancelled one succeeds unchanged.
@@ -137,13 +137,15 @@ func (s *Store) CancelRTP(ctx context.Context, merchantID, id, reason string, no
 func (s *Store) ExpireRTPs(ctx context.Context, now time.Time, limit int) (int64, error) {
 	var n int64
 	err := s.inTx(ctx, func(t *tx) error {
-		res, err := t.exec(ctx, `UPDATE rtps SET status = 'Expired', updated_at = expires_at, auto_action = NULL
-			WHERE id IN (SELECT id FROM rtps WHERE status IN ('Created','Active') AND expires_at <= ? ORDER BY expires_at LIMIT ?)
-			AND status IN ('Created','Active')`, ms(now), limit)
-		if err != nil {
-			return fmt.Errorf("expire rtps: %w", err)
+		for _, from := range []string{"Created", "Active"} {
+			k, err := t.transitions(ctx, payd.ObjectRTP, from, "Expired", `UPDATE rtps SET status = 'Expired', updated_at = expires_at, auto_action = NULL
+				WHERE id IN (SELECT id FROM rtps WHERE status = ? AND expires_at <= ? ORDER BY expires_at LIMIT ?)
+				AND status = ? RETURNING id, merchant_id, updated_at`, from, ms(now), limit, from)
+			if err != nil {
+				return fmt.Errorf("expire rtps: %w", err)
+			}
+			n += k
 		}
-		n, _ = res.RowsAffected()
 		return nil
 	})
 	return n, err

@@ -92,7 +92,8 @@ func (p *Pages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cache-Control", "no-store")
-	p.mux.ServeHTTP(w, r)
+	// What changes here, the payer changed.
+	p.mux.ServeHTTP(w, r.WithContext(payd.WithCause(r.Context(), payd.CausePayer)))
 }
 
 // timeOf is the time of merchantID: real time, or the sandbox's test

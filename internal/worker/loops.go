@@ -22,6 +22,7 @@ func (e *Expiry) RunOnce(ctx context.Context) (int, error) {
 		e.Batch = 500
 	}
 	now := e.Clock.Now()
+	ctx = payd.WithCause(ctx, payd.CauseExpiry)
 	n, err := e.Store.ExpireRTPs(ctx, now, e.Batch)
 	if err != nil {
 		return int(n), err
@@ -40,7 +41,7 @@ func (e *Expiry) RunOnce(ctx context.Context) (int, error) {
 		return int(n + k + j), err
 	}
 	for _, m := range clocked {
-		c, err := e.Store.ExpireForMerchant(ctx, m.ID, m.Now(now), e.Batch)
+		c, err := e.Store.ExpireForMerchant(payd.WithCause(ctx, payd.CauseClock), m.ID, m.Now(now), e.Batch)
 		j += c
 		if err != nil {
 			return int(n + k + j), err

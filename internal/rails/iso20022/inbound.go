@@ -96,7 +96,7 @@ func (in *Inbound) once(ctx context.Context, msgID, kind, success string, now ti
 	if out, ok, err := in.Store.InboundOutcome(ctx, msgID); err != nil || ok {
 		return out, err
 	}
-	refused, err := apply(sqlstore.WithInbound(ctx, msgID, kind, success, now))
+	refused, err := apply(sqlstore.WithInbound(payd.WithCause(ctx, payd.CauseBank), msgID, kind, success, now))
 	switch {
 	case errors.Is(err, sqlstore.ErrDuplicate):
 		out, _, err := in.Store.InboundOutcome(ctx, msgID)

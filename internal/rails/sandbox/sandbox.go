@@ -49,20 +49,20 @@ func (p *Payer) NewRTP(r *payd.RTP, now time.Time) error {
 // auto-accept alias) and paying it from the test account. amount, when
 // given, must equal the RTP's.
 func (p *Payer) AcceptRTP(ctx context.Context, merchantID, rtpID string, amount *payd.Money, now time.Time) (*payd.RTP, *payd.Payment, error) {
-	return p.Ledger.CreditRTP(ctx, merchantID, payd.Credit{
+	return p.Ledger.CreditRTP(payd.WithCause(ctx, payd.CausePayer), merchantID, payd.Credit{
 		TargetID: rtpID, Amount: amount, PayerName: payd.TestRTPPayer, PayerIBAN: payd.TestIBAN,
 	}, now)
 }
 
 // RejectRTP is the payer rejecting an RTP.
 func (p *Payer) RejectRTP(ctx context.Context, merchantID, rtpID string, now time.Time) (*payd.RTP, error) {
-	return p.Ledger.RejectRTP(ctx, merchantID, rtpID, now)
+	return p.Ledger.RejectRTP(payd.WithCause(ctx, payd.CausePayer), merchantID, rtpID, now)
 }
 
 // PayQR is a payer paying a QR (test-pay and the QR page's form), with the
 // payer's details as entered.
 func (p *Payer) PayQR(ctx context.Context, merchantID string, in payd.PayInput, now time.Time) (*payd.QR, *payd.Payment, error) {
-	return p.Ledger.CreditQR(ctx, merchantID, payd.Credit{
+	return p.Ledger.CreditQR(payd.WithCause(ctx, payd.CausePayer), merchantID, payd.Credit{
 		TargetID: in.QRID, Amount: in.Amount, Currency: in.Currency, PayerName: in.PayerName, PayerIBAN: in.IBAN,
 	}, now)
 }
@@ -155,6 +155,7 @@ func (r *Refunds) RunOnce(ctx context.Context) (int, error) {
 		r.Batch = 100
 	}
 	now := r.Clock.Now()
+	ctx = payd.WithCause(ctx, payd.CauseBank) // the sandbox plays the payer's bank
 	if err := r.Store.TakeNewRefunds(ctx, now); err != nil {
 		return 0, err
 	}
