@@ -210,7 +210,7 @@ func greet(ctx context.Context, store *sqlstore.Store, c *config, clock payd.Clo
 	base := strings.TrimRight(c.PublicURL, "/")
 	if len(ms) > 0 {
 		fmt.Fprintf(out, "payd sandbox: %d merchant(s) in %s; the first has clientId %s.\n"+
-			"  Lost its secret? payd merchant rotate-secret %s\n", len(ms), redact(c.DatabaseURL), ms[0].ClientID, ms[0].ClientID)
+			"  Lost its secret? payd merchant rotate-secret %s\n  Console: %s/console\n", len(ms), redact(c.DatabaseURL), ms[0].ClientID, ms[0].ClientID, base)
 		return nil
 	}
 	cr, err := store.CreateMerchant(ctx, sqlstore.MerchantOptions{Name: "Demo merchant"}, clock.Now())
@@ -224,7 +224,8 @@ func greet(ctx context.Context, store *sqlstore.Store, c *config, clock payd.Clo
   signatureKey: %s
 Get an access token:
   curl -s -X POST %s/v2/auth/token -H 'Content-Type: application/json' -d '{"clientId":"%s","clientSecret":"%s"}'
-`, cr.MerchantID, cr.ClientID, cr.ClientSecret, cr.SignatureKey, base, cr.ClientID, cr.ClientSecret)
+Or sign in to the console with the clientId and clientSecret: %s/console
+`, cr.MerchantID, cr.ClientID, cr.ClientSecret, cr.SignatureKey, base, cr.ClientID, cr.ClientSecret, base)
 	return nil
 }
 

@@ -6,7 +6,7 @@ import (
 )
 
 // routes registers every route, one line each, in the order of the contract.
-func (s *Server) routes(pages http.Handler) {
+func (s *Server) routes(pages, console http.Handler) {
 	authed, sandbox := routeOpts{}, routeOpts{sandboxOnly: true}
 	token := routeOpts{public: true, preBody: s.limitAddr}
 	m := s.mux
@@ -62,6 +62,11 @@ func (s *Server) routes(pages http.Handler) {
 		m.Handle("GET /metrics", s.metricsHandler())
 	}
 	m.HandleFunc("GET /openapi.json", s.handleOpenAPI)
+
+	// The merchant's console; the root leads to it.
+	m.Handle("/console", console)
+	m.Handle("/console/", console)
+	m.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/console", http.StatusSeeOther) })
 
 	if pages != nil {
 		m.Handle("/", s.pagesOr404(pages))

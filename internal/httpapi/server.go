@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"payd"
+	"payd/internal/console"
 	"payd/internal/rails/sandbox"
 	"payd/internal/sqlstore"
 )
@@ -88,7 +89,10 @@ func New(cfg Config, store *sqlstore.Store, clock payd.Clock, log *slog.Logger, 
 	}
 	s.limits = newTokenLimits(s.cfg.TokenRateClient, s.cfg.TokenRateAddr)
 	s.metrics.registerStore(store, clock)
-	s.routes(pages)
+	// The console calls the API in process, past the access log and
+	// metrics its own request already went through.
+	cons := console.New(console.Config{Sandbox: s.cfg.Sandbox, PublicURL: s.cfg.PublicURL}, s.mux, store, clock, log)
+	s.routes(pages, cons)
 	s.handler = s.observe(s.mux)
 	return s
 }

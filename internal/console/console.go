@@ -1,0 +1,404 @@
+// Package console serves the merchant's console at /console: sign in with
+// the API credentials, see every object with its timeline, every callback
+// with its attempts, and (in the sandbox) act as payers and move the test
+// clock. Lists, details and actions go through the merchant API in
+// process, so the console shows and does exactly what the API does; only
+// the timelines' state changes and the overview's counts read the store.
+package console
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"embed"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"html/template"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"payd"
+	"payd/internal/sqlstore"
+)
+
+//go:embed templates
+var templateFS embed.FS
+
+// Config is what the console needs to know about its deployment.
+type Config struct {
+	Sandbox    bool
+	PublicURL  string        // https makes the session cookie Secure
+	SessionTTL time.Duration // default 8 hours
+}
+
+// Console is the /console handler.
+type Console struct {
+	cfg   Config
+	api   http.Handler
+	store *sqlstore.Store
+	clock payd.Clock
+	log   *slog.Logger
+	tmpl  *template.Template
+	mux   *http.ServeMux
+}
+
+const (
+	sessionCookie = "payd_console"
+	signinCookie  = "payd_console_signin" // the sign-in form's CSRF token
+	flashCookie   = "payd_console_flash"
+)
+
+// New builds the console over api, the merchant API it calls in process.
+func New(cfg Config, api http.Handler, store *sqlstore.Store, clock payd.Clock, log *slog.Logger) *Console {
+	if cfg.SessionTTL == 0 {
+		cfg.SessionTTL = 8 * time.Hour
+	}
+	c := &Console{cfg: cfg, api: api, store: store, clock: clock, log: log, mux: http.NewServeMux()}
+	c.tmpl = template.Must(template.New("").Funcs(template.FuncMap{
+		"t":      func(k string) string { return text[k] },
+		"pretty": prettyJSON,
+		"str":    str,
+		"field":  func(v any, k string) string { return str(field(v, k)) },
+	}).ParseFS(templateFS, "templates/*.html"))
+	m := c.mux
+	m.HandleFunc("GET /console/signin", c.signinPage)
+	m.HandleFunc("POST /console/signin", c.signin)
+	m.HandleFunc("POST /console/signout", c.signedIn(c.signout))
+	m.HandleFunc("GET /console", c.signedIn(c.overview))
+	m.HandleFunc("GET /console/{$}", c.signedIn(c.overview))
+	m.HandleFunc("POST /console/clock", c.signedIn(c.advanceClock))
+	m.HandleFunc("GET /console/{kind}", c.signedIn(c.list))
+	m.HandleFunc("GET /console/{kind}/{id}", c.signedIn(c.detail))
+	m.HandleFunc("POST /console/{kind}/{id}/{action}", c.signedIn(c.act))
+	m.HandleFunc("/console/", func(w http.ResponseWriter, r *http.Request) { c.notFound(w, r, nil) })
+	return c
+}
+
+// ServeHTTP serves a console page with the hosted pages' security headers.
+func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+	c.mux.ServeHTTP(w, r)
+}
+
+// session is a signed-in merchant: the access token in its cookie.
+type session struct {
+	token string
+	m     *payd.Merchant
+}
+
+// csrf is the session's form token: derived from the session token, which
+// only the cookie holds.
+func (s *session) csrf() string {
+	sum := sha256.Sum256([]byte("payd console form\x00" + s.token))
+	return hex.EncodeToString(sum[:16])
+}
+
+func (c *Console) cookie(name, value string, maxAge int) *http.Cookie {
+	return &http.Cookie{Name: name, Value: value, Path: "/console", HttpOnly: true, SameSite: http.SameSiteStrictMode,
+		Secure: strings.HasPrefix(c.cfg.PublicURL, "https://"), MaxAge: maxAge}
+}
+
+// signedIn runs h for a signed-in merchant, checking the CSRF token of a
+// POST; anyone else is sent to the sign-in form.
+func (c *Console) signedIn(h func(http.ResponseWriter, *http.Request, *session)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ck, err := r.Cookie(sessionCookie)
+		var m *payd.Merchant
+		if err == nil {
+			m, err = c.store.Authenticate(r.Context(), ck.Value, c.clock.Now())
+		}
+		if err != nil {
+			if !errors.Is(err, http.ErrNoCookie) && !errors.Is(err, payd.ErrNotFound) {
+				c.fail(w, err)
+				return
+			}
+			http.Redirect(w, r, "/console/signin", http.StatusSeeOther)
+			return
+		}
+		s := &session{token: ck.Value, m: m}
+		if r.Method == http.MethodPost {
+			if !sameOrigin(r) || r.ParseForm() != nil ||
+				subtle.ConstantTimeCompare([]byte(r.PostForm.Get("csrf")), []byte(s.csrf())) != 1 {
+				c.render(w, r, http.StatusForbidden, "message.html", s, map[string]any{"Message": text["forbidden"]})
+				return
+			}
+		}
+		h(w, r, s)
+	}
+}
+
+// sameOrigin refuses what a browser marks as a cross-site post.
+func sameOrigin(r *http.Request) bool {
+	if site := r.Header.Get("Sec-Fetch-Site"); site == "cross-site" || site == "same-site" {
+		return false
+	}
+	if o := r.Header.Get("Origin"); o != "" && o != "null" {
+		return strings.TrimPrefix(strings.TrimPrefix(o, "https://"), "http://") == r.Host
+	}
+	return true
+}
+
+func randomToken() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func (c *Console) signinPage(w http.ResponseWriter, r *http.Request) {
+	c.renderSignin(w, r, http.StatusOK, "", "")
+}
+
+func (c *Console) renderSignin(w http.ResponseWriter, r *http.Request, status int, clientID, msg string) {
+	tok := randomToken()
+	http.SetCookie(w, c.cookie(signinCookie, tok, 3600))
+	c.render(w, r, status, "signin.html", nil, map[string]any{"CSRF": tok, "ClientID": clientID, "Error": msg})
+}
+
+// signin checks the credentials through the API's token endpoint (with
+// its rate limits per address, per clientId and address, and per clientId
+// for failures), then issues the session's own, longer-lived token.
+func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
+	ck, err := r.Cookie(signinCookie)
+	if !sameOrigin(r) || r.ParseForm() != nil || err != nil ||
+		subtle.ConstantTimeCompare([]byte(ck.Value), []byte(r.PostForm.Get("csrf"))) != 1 {
+		c.renderSignin(w, r, http.StatusForbidden, "", text["forbidden"])
+		return
+	}
+	clientID := strings.TrimSpace(r.PostForm.Get("clientId"))
+	res := c.call(r, "", http.MethodPost, "/v2/auth/token",
+		map[string]string{"clientId": clientID, "clientSecret": r.PostForm.Get("clientSecret")})
+	if !res.ok() {
+		status, msg := http.StatusUnauthorized, text["signin.failed"]
+		if res.Status == http.StatusTooManyRequests {
+			status, msg = http.StatusTooManyRequests, text["signin.limited"]
+			if ra := res.Header.Get("Retry-After"); ra != "" {
+				w.Header().Set("Retry-After", ra)
+			}
+		} else if res.Status >= 500 {
+			status, msg = res.Status, res.message()
+		}
+		c.renderSignin(w, r, status, clientID, msg)
+		return
+	}
+	short := str(field(res.Result, "accessToken"))
+	now := c.clock.Now()
+	m, err := c.store.Authenticate(r.Context(), short, now)
+	if err != nil {
+		c.fail(w, err)
+		return
+	}
+	tok, err := c.store.IssueToken(r.Context(), m, c.cfg.SessionTTL, now)
+	if err != nil {
+		c.fail(w, err)
+		return
+	}
+	if err := c.store.RevokeToken(r.Context(), short); err != nil {
+		c.log.Warn("console: revoke sign-in token", "err", err)
+	}
+	http.SetCookie(w, c.cookie(signinCookie, "", -1))
+	http.SetCookie(w, c.cookie(sessionCookie, tok, int(c.cfg.SessionTTL/time.Second)))
+	http.Redirect(w, r, "/console", http.StatusSeeOther)
+}
+
+func (c *Console) signout(w http.ResponseWriter, r *http.Request, s *session) {
+	if err := c.store.RevokeToken(r.Context(), s.token); err != nil {
+		c.fail(w, err)
+		return
+	}
+	http.SetCookie(w, c.cookie(sessionCookie, "", -1))
+	http.Redirect(w, r, "/console/signin", http.StatusSeeOther)
+}
+
+// flash leaves a message for the next page the browser shows.
+func (c *Console) flash(w http.ResponseWriter, msg string) {
+	http.SetCookie(w, c.cookie(flashCookie, base64.RawURLEncoding.EncodeToString([]byte(msg)), 60))
+}
+
+func (c *Console) takeFlash(w http.ResponseWriter, r *http.Request) string {
+	ck, err := r.Cookie(flashCookie)
+	if err != nil {
+		return ""
+	}
+	http.SetCookie(w, c.cookie(flashCookie, "", -1))
+	b, err := base64.RawURLEncoding.DecodeString(ck.Value)
+	if err != nil || len(b) > 1000 {
+		return ""
+	}
+	return string(b)
+}
+
+// apiResult is an in-process API answer.
+type apiResult struct {
+	Status int
+	Header http.Header
+	OK     bool `json:"ok"`
+	Result any  `json:"result"`
+	Errors []struct {
+		Code    string `json:"errorCode"`
+		Message string `json:"errorMessage"`
+	} `json:"errors"`
+}
+
+func (a *apiResult) ok() bool { return a.Status == http.StatusOK && a.OK }
+
+func (a *apiResult) message() string {
+	var msgs []string
+	for _, e := range a.Errors {
+		msgs = append(msgs, e.Message)
+	}
+	if len(msgs) == 0 {
+		return http.StatusText(a.Status)
+	}
+	return strings.Join(msgs, " ")
+}
+
+// recorder keeps an in-process answer.
+type recorder struct {
+	h      http.Header
+	status int
+	buf    bytes.Buffer
+}
+
+func (w *recorder) Header() http.Header { return w.h }
+func (w *recorder) WriteHeader(s int) {
+	if w.status == 0 {
+		w.status = s
+	}
+}
+func (w *recorder) Write(b []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	return w.buf.Write(b)
+}
+
+// call sends one request to the merchant API in process, as the browser's
+// address, with the session's token ("" for none).
+func (c *Console) call(r *http.Request, token, method, path string, body any) *apiResult {
+	var rd *bytes.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	} else {
+		rd = bytes.NewReader(nil)
+	}
+	req, err := http.NewRequestWithContext(r.Context(), method, path, rd)
+	if err != nil {
+		return &apiResult{Status: http.StatusBadRequest}
+	}
+	req.RemoteAddr, req.Host = r.RemoteAddr, r.Host
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	w := &recorder{h: http.Header{}}
+	c.api.ServeHTTP(w, req)
+	res := &apiResult{Header: w.h}
+	if err := json.Unmarshal(w.buf.Bytes(), res); err != nil {
+		res.OK = false
+	}
+	res.Status = w.status
+	if res.Status == 0 {
+		res.Status = http.StatusOK
+	}
+	return res
+}
+
+// page is what every signed-in template gets.
+type page struct {
+	S       *session
+	CSRF    string
+	Sandbox bool
+	Now     string
+	Offset  string
+	Flash   string
+	Active  string
+	Path    string // where a clock form returns to
+	Data    map[string]any
+}
+
+func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, name string, s *session, data map[string]any) {
+	pg := page{Sandbox: c.cfg.Sandbox, Data: data, Active: r.PathValue("kind"), Path: r.URL.RequestURI()}
+	if s != nil {
+		now := s.m.Now(c.clock.Now())
+		pg.S, pg.CSRF, pg.Now, pg.Flash = s, s.csrf(), payd.FormatTime(now), c.takeFlash(w, r)
+		if s.m.ClockOffset > 0 {
+			pg.Offset = s.m.ClockOffset.String()
+		}
+	}
+	var buf bytes.Buffer
+	if err := c.tmpl.ExecuteTemplate(&buf, name, pg); err != nil {
+		c.fail(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+}
+
+func (c *Console) notFound(w http.ResponseWriter, r *http.Request, s *session) {
+	c.render(w, r, http.StatusNotFound, "message.html", s, map[string]any{"Message": text["notfound"]})
+}
+
+func (c *Console) fail(w http.ResponseWriter, err error) {
+	c.log.Error("console", "err", err)
+	http.Error(w, "Internal error.", http.StatusInternalServerError)
+}
+
+// back returns the browser to the page it acted on, with a message.
+func (c *Console) back(w http.ResponseWriter, r *http.Request, to, msg string) {
+	c.flash(w, msg)
+	http.Redirect(w, r, to, http.StatusSeeOther)
+}
+
+// field reads key from a decoded JSON object.
+func field(v any, key string) any {
+	if m, ok := v.(map[string]any); ok {
+		return m[key]
+	}
+	return nil
+}
+
+// str shows a decoded JSON value: numbers without exponent, null as "".
+func str(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case json.Number:
+		return x.String()
+	case float64:
+		b, _ := json.Marshal(x)
+		return string(b)
+	case bool:
+		if x {
+			return "yes"
+		}
+		return "no"
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func prettyJSON(s string) string {
+	var out bytes.Buffer
+	if json.Indent(&out, []byte(s), "", "  ") != nil {
+		return s
+	}
+	return out.String()
+}
+
+// pathEscape is an id as a path segment.
+func pathEscape(id string) string { return url.PathEscape(id) }

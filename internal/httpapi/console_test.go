@@ -1,0 +1,143 @@
+package httpapi
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// consoleSignIn signs c in to the console with the given credentials and
+// returns the sign-in answer's status and the session's form token.
+func (e *env) consoleSignIn(c *http.Client, clientID, secret string) (int, string, http.Header) {
+	e.t.Helper()
+	_, body, _ := e.page(c, "GET", "/console/signin", nil, nil)
+	m := csrfRE.FindStringSubmatch(body)
+	if m == nil {
+		e.t.Fatalf("no csrf on the sign-in form:\n%s", body)
+	}
+	st, _, hdr := e.page(c, "POST", "/console/signin", url.Values{"csrf": {m[1]}, "clientId": {clientID}, "clientSecret": {secret}}, nil)
+	if st != http.StatusSeeOther {
+		return st, "", hdr
+	}
+	_, body, _ = e.page(c, "GET", "/console", nil, nil)
+	if m = csrfRE.FindStringSubmatch(body); m == nil {
+		e.t.Fatalf("no csrf on the overview:\n%s", body)
+	}
+	return st, m[1], hdr
+}
+
+// TestConsoleSessions: the session cookie's attributes, CSRF on every
+// form, another merchant's objects answer 404, sign out ends the session,
+// sign-in shares the token endpoint's limits, and production shows no
+// sandbox action.
+func TestConsoleSessions(t *testing.T) {
+	forEachEngine(t, testConfig(), func(t *testing.T, e *env) {
+		if st, _, hdr := e.page(e.browser(), "GET", "/", nil, nil); st != http.StatusSeeOther || hdr.Get("Location") != "/console" {
+			t.Errorf("GET /: %d %s", st, hdr.Get("Location"))
+		}
+		if st, _, hdr := e.page(e.browser(), "GET", "/console/rtp", nil, nil); st != http.StatusSeeOther || hdr.Get("Location") != "/console/signin" {
+			t.Errorf("signed out: %d %s", st, hdr.Get("Location"))
+		}
+		c := e.browser()
+		if st, _, _ := e.consoleSignIn(c, e.creds.ClientID, "wrong"); st != http.StatusUnauthorized {
+			t.Errorf("wrong secret: %d", st)
+		}
+		st, csrf, hdr := e.consoleSignIn(c, e.creds.ClientID, e.creds.ClientSecret)
+		if st != http.StatusSeeOther {
+			t.Fatalf("sign in: %d", st)
+		}
+		var cookie string
+		for _, v := range hdr.Values("Set-Cookie") {
+			if strings.HasPrefix(v, "payd_console=") {
+				cookie = v
+			}
+		}
+		if !strings.Contains(cookie, "HttpOnly") || !strings.Contains(cookie, "SameSite=Strict") || !strings.Contains(cookie, "Path=/console") {
+			t.Errorf("session cookie: %q", cookie)
+		}
+		if strings.Contains(e.dbText(), strings.TrimPrefix(strings.SplitN(cookie, ";", 2)[0], "payd_console=")) {
+			t.Error("the session token is stored in plain text")
+		}
+		rtp := e.createRTP(nil)
+		if st, body, hdr := e.page(c, "GET", "/console/rtp/"+rtp, nil, nil); st != 200 || !strings.Contains(body, `id="action-accept"`) ||
+			!strings.Contains(hdr.Get("Content-Security-Policy"), "frame-ancestors 'none'") {
+			t.Errorf("RTP page: %d %v", st, hdr)
+		}
+		// A form without its token, or posted cross-site, changes nothing.
+		for _, post := range []struct {
+			form url.Values
+			hdr  map[string]string
+		}{{url.Values{}, nil}, {url.Values{"csrf": {"0123456789abcdef0123456789abcdef"}}, nil},
+			{url.Values{"csrf": {csrf}}, map[string]string{"Sec-Fetch-Site": "cross-site"}},
+			{url.Values{"csrf": {csrf}}, map[string]string{"Origin": "https://evil.example"}}} {
+			if st, _, _ := e.page(c, "POST", "/console/rtp/"+rtp+"/accept", post.form, post.hdr); st != http.StatusForbidden {
+				t.Errorf("accept with %v %v: %d", post.form, post.hdr, st)
+			}
+		}
+		if s := e.as("GET", "/v2/rtp/"+rtp, nil).wantOK().str("result.status"); s != "Active" {
+			t.Fatalf("a refused form changed the RTP: %s", s)
+		}
+		if st, _, _ := e.page(c, "POST", "/console/rtp/"+rtp+"/accept", url.Values{"csrf": {csrf}}, nil); st != http.StatusSeeOther {
+			t.Errorf("accept: %d", st)
+		}
+		if s := e.as("GET", "/v2/rtp/"+rtp, nil).wantOK().str("result.status"); s != "Accepted" {
+			t.Errorf("after the console's accept: %s", s)
+		}
+		// Another merchant's console: 404 on A's objects, none in its lists.
+		_, credsB, _ := e.newMerchant(0)
+		cb := e.browser()
+		_, csrfB, _ := e.consoleSignIn(cb, credsB.ClientID, credsB.ClientSecret)
+		for _, path := range []string{"/console/rtp/" + rtp, "/console/find/" + rtp} {
+			if st, _, _ := e.page(cb, "GET", path, nil, nil); st != http.StatusNotFound {
+				t.Errorf("merchant B GET %s: %d", path, st)
+			}
+		}
+		if st, _, _ := e.page(cb, "POST", "/console/rtp/"+rtp+"/reject", url.Values{"csrf": {csrfB}}, nil); st != http.StatusNotFound {
+			t.Errorf("merchant B reject: %d", st)
+		}
+		if _, body, _ := e.page(cb, "GET", "/console/rtp", nil, nil); strings.Contains(body, rtp) {
+			t.Error("merchant B's list shows A's RTP")
+		}
+		if s := e.as("GET", "/v2/rtp/"+rtp, nil).wantOK().str("result.status"); s != "Accepted" {
+			t.Errorf("merchant B changed A's RTP: %s", s)
+		}
+		// A filter the API refuses shows the API's message.
+		if st, body, _ := e.page(c, "GET", "/console/rtp?createdAtFrom=yesterday", nil, nil); st != http.StatusBadRequest || !strings.Contains(body, "createdAtFrom") {
+			t.Errorf("bad filter: %d", st)
+		}
+		// Sign out ends the session's token.
+		if st, _, _ := e.page(c, "POST", "/console/signout", url.Values{"csrf": {csrf}}, nil); st != http.StatusSeeOther {
+			t.Errorf("sign out: %d", st)
+		}
+		if st, _, hdr := e.page(c, "GET", "/console", nil, nil); st != http.StatusSeeOther || hdr.Get("Location") != "/console/signin" {
+			t.Errorf("after sign out: %d", st)
+		}
+	})
+	// The token endpoint's limits hold for the console's form: 20 a minute per clientId and address.
+	limited := testConfig()
+	limited.TokenRateClient, limited.TokenRateAddr = 20, 60
+	forEachEngine(t, limited, func(t *testing.T, e *env) {
+		c := e.browser()
+		var last int
+		for range 21 {
+			last, _, _ = e.consoleSignIn(c, e.creds.ClientID, "wrong")
+		}
+		if last != http.StatusTooManyRequests {
+			t.Errorf("the 21st sign-in for one clientId and address: %d", last)
+		}
+	})
+	prod := testConfig()
+	prod.Sandbox = false
+	forEachEngine(t, prod, func(t *testing.T, e *env) {
+		c := e.browser()
+		if _, csrf, _ := e.consoleSignIn(c, e.creds.ClientID, e.creds.ClientSecret); csrf == "" {
+			t.Fatal("no session in production")
+		}
+		rtp := e.createRTP(nil)
+		st, body, _ := e.page(c, "GET", "/console/rtp/"+rtp, nil, nil)
+		if st != 200 || strings.Contains(body, "action-accept") || strings.Contains(body, "clock-31d") || strings.Contains(body, "Sandbox:") {
+			t.Errorf("production RTP page offers sandbox actions: %d", st)
+		}
+	})
+}

@@ -1,0 +1,77 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+
+	"payd"
+)
+
+// StateCount is how many of a merchant's objects of one kind are in one
+// stored status.
+type StateCount struct {
+	Object, Status string
+	N              int
+}
+
+// StateCounts counts the merchant's RTPs, QRs, checkouts, refunds and
+// callbacks by stored status (the expiry loop keeps it current within
+// seconds), and its payments by whether they are refunded.
+func (s *Store) StateCounts(ctx context.Context, merchantID string) ([]StateCount, error) {
+	var out []StateCount
+	for _, q := range []struct{ object, sql string }{
+		{payd.ObjectRTP, "SELECT status, COUNT(*) FROM rtps WHERE merchant_id = ? GROUP BY status ORDER BY status"},
+		{payd.ObjectQR, "SELECT status, COUNT(*) FROM qrs WHERE merchant_id = ? GROUP BY status ORDER BY status"},
+		{payd.ObjectCheckout, "SELECT status, COUNT(*) FROM checkouts WHERE merchant_id = ? GROUP BY status ORDER BY status"},
+		{payd.ObjectPayment, `SELECT CASE WHEN failed = 1 THEN 'Failed' WHEN refunded = amount THEN 'Refunded'
+			WHEN refunded > 0 THEN 'PartiallyRefunded' ELSE 'Executed' END AS st, COUNT(*) FROM payments WHERE merchant_id = ? GROUP BY st ORDER BY st`},
+		{payd.ObjectRefund, "SELECT status, COUNT(*) FROM refunds WHERE merchant_id = ? GROUP BY status ORDER BY status"},
+		{"callback", "SELECT state, COUNT(*) FROM callbacks WHERE merchant_id = ? GROUP BY state ORDER BY state"},
+	} {
+		rows, err := s.query(ctx, q.sql, merchantID)
+		if err != nil {
+			return nil, fmt.Errorf("count %s: %w", q.object, err)
+		}
+		got, err := scanAll(rows, func(sc scanner) (StateCount, error) {
+			c := StateCount{Object: q.object}
+			return c, sc.Scan(&c.Status, &c.N)
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, got...)
+	}
+	return out, nil
+}
+
+// RefundFilter selects a merchant's refunds, newest first.
+type RefundFilter struct {
+	MerchantID, PaymentID, Status string
+	Count, Offset                 int
+}
+
+// Refunds lists the refunds matching f and counts all matches.
+func (s *Store) Refunds(ctx context.Context, f RefundFilter) ([]*payd.Refund, int, error) {
+	where, args := " WHERE merchant_id = ?", []any{f.MerchantID}
+	if f.PaymentID != "" {
+		where, args = where+" AND payment_id = ?", append(args, f.PaymentID)
+	}
+	if f.Status != "" {
+		where, args = where+" AND status = ?", append(args, f.Status)
+	}
+	total, err := s.count(ctx, "SELECT COUNT(*) FROM refunds"+where, args)
+	if err != nil {
+		return nil, 0, fmt.Errorf("count refunds: %w", err)
+	}
+	rows, err := s.query(ctx, "SELECT "+refundCols+" FROM refunds"+where+" ORDER BY created_at DESC, id"+s.limit(f.Count, f.Offset), args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("refunds: %w", err)
+	}
+	rs, err := scanAll(rows, scanRefund)
+	return rs, total, err
+}
+
+// RevokeToken ends an access token (the console's sign out).
+func (s *Store) RevokeToken(ctx context.Context, token string) error {
+	return s.write1(ctx, "DELETE FROM tokens WHERE hash = ?", payd.HashSecret(token))
+}
