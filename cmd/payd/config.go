@@ -31,6 +31,8 @@ type config struct {
 	TokenRateClient  int
 	TokenRateAddr    int
 	RefundDelay      time.Duration
+	MaxInFlight      int
+	QueueWait        time.Duration
 	QRInactivity     time.Duration
 	CheckoutLife     time.Duration
 	Currencies       []string
@@ -119,6 +121,8 @@ var settings = []setting{
 	{"token-rate-client", "PAYD_TOKEN_RATE_CLIENT", "20", "token requests per minute per clientId and source address", intSetting(func(c *config) *int { return &c.TokenRateClient })},
 	{"token-rate-addr", "PAYD_TOKEN_RATE_ADDR", "60", "token requests per minute per source address", intSetting(func(c *config) *int { return &c.TokenRateAddr })},
 	{"refund-delay", "PAYD_REFUND_DELAY", "1s", "sandbox refund processing time", durationSetting(func(c *config) *time.Duration { return &c.RefundDelay })},
+	{"max-in-flight", "PAYD_MAX_IN_FLIGHT", "64", "API requests served at once; more wait in a bounded queue", intSetting(func(c *config) *int { return &c.MaxInFlight })},
+	{"queue-wait", "PAYD_QUEUE_WAIT", "2s", "how long a request may wait for a slot before 503 90009 with Retry-After", durationSetting(func(c *config) *time.Duration { return &c.QueueWait })},
 	{"qr-inactivity", "PAYD_QR_INACTIVITY", "720h", "idle period after which Static and Hybrid QRs become Inactive", durationSetting(func(c *config) *time.Duration { return &c.QRInactivity })},
 	{"checkout-lifetime", "PAYD_CHECKOUT_LIFETIME", "25m", "how long a checkout session lives", durationSetting(func(c *config) *time.Duration { return &c.CheckoutLife })},
 	{"checkout-currencies", "PAYD_CHECKOUT_CURRENCIES", "MDL", "accepted checkout currencies (of MDL, EUR, USD)", func(c *config, v string) error {

@@ -118,9 +118,16 @@ func fail(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	case errors.As(err, &pe):
 		items = []*payd.Error{pe}
 	case r.Context().Err() != nil:
-		// The client went away; nobody will read this answer.
+		// The client went away; nobody will read this answer. It is
+		// logged and counted as 499, not as a server error.
 		log.InfoContext(r.Context(), "request abandoned by the client", "request_id", requestID(r.Context()), "err", err)
-		items = []*payd.Error{payd.E(payd.CodeInternal)}
+		b, _ := json.Marshal(failEnvelope{Errors: []wireError{{ErrorCode: payd.CodeInternal, ErrorMessage: payd.E(payd.CodeInternal).Message}}})
+		writeJSON(w, statusClientClosed, b)
+		return
+	case unavailable(err):
+		// Out of time or connections under load: the client may retry.
+		log.WarnContext(r.Context(), "store unavailable", "request_id", requestID(r.Context()), "err", err)
+		items = []*payd.Error{errOverloaded}
 	default:
 		log.ErrorContext(r.Context(), "internal error", "request_id", requestID(r.Context()), "err", err)
 		items = []*payd.Error{payd.E(payd.CodeInternal)}
@@ -130,7 +137,7 @@ func fail(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 		env.Errors[i] = wireError{ErrorCode: e.Code, ErrorMessage: e.Message, ErrorArgs: e.Args}
 	}
 	status := HTTPStatus(items[0].Code)
-	if ra := items[0].Args["retryAfter"]; status == http.StatusTooManyRequests && ra != "" {
+	if ra := items[0].Args["retryAfter"]; (status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable) && ra != "" {
 		w.Header().Set("Retry-After", ra)
 	}
 	if status == http.StatusUnauthorized && r.URL.Path != "/v2/auth/token" {

@@ -30,6 +30,9 @@ type Config struct {
 	CheckoutLife    time.Duration // checkout expiresAt = createdAt + this
 	Currencies      []string      // accepted checkout currencies
 	Version         string
+	MaxInFlight     int           // API requests served at once; more wait (default 64)
+	QueueLength     int           // requests that may wait for a slot (default 1024)
+	QueueWait       time.Duration // how long one may wait before 503 90009 (default 2s)
 }
 
 // Defaults fills the zero fields of c with the contract's defaults.
@@ -59,6 +62,15 @@ func (c Config) Defaults() Config {
 	if len(c.Currencies) == 0 {
 		c.Currencies = []string{"MDL"}
 	}
+	if c.MaxInFlight == 0 {
+		c.MaxInFlight = 64
+	}
+	if c.QueueLength == 0 {
+		c.QueueLength = 1024
+	}
+	if c.QueueWait == 0 {
+		c.QueueWait = 2 * time.Second
+	}
 	return c
 }
 
@@ -71,6 +83,7 @@ type Server struct {
 	metrics *metrics
 	mux     *http.ServeMux
 	limits  *tokenLimits
+	admit   *admission
 	handler http.Handler
 	// payer is the sandbox's simulated network behind the test endpoints;
 	// nil in production, where those endpoints answer 403.
@@ -88,6 +101,7 @@ func New(cfg Config, store *sqlstore.Store, clock payd.Clock, log *slog.Logger, 
 		s.payer = sandbox.New(store)
 	}
 	s.limits = newTokenLimits(s.cfg.TokenRateClient, s.cfg.TokenRateAddr)
+	s.admit = newAdmission(s.cfg.MaxInFlight, s.cfg.QueueLength, s.cfg.QueueWait)
 	s.metrics.registerStore(store, clock)
 	// The console calls the API in process, past the access log and
 	// metrics its own request already went through.
@@ -132,6 +146,11 @@ type routeOpts struct {
 // existence, state).
 func (s *Server) api(a area, o routeOpts, h func(*call) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := s.admit.enter(r.Context()); err != nil {
+			fail(w, r, s.log, err)
+			return
+		}
+		defer s.admit.leave()
 		c := &call{s: s, w: w, r: r, a: a, now: s.clock.Now()}
 		if err := c.run(o, h); err != nil {
 			if errors.Is(err, payd.ErrNotFound) {
