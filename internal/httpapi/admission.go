@@ -71,4 +71,3 @@ func unavailable(err error) bool {
 // statusClientClosed is logged and counted for a request whose client went
 // away before the answer (nobody reads it).
 const statusClientClosed = 499
-
