@@ -25,6 +25,7 @@ import (
 
 	"payd"
 	"payd/internal/sqlstore"
+	"payd/internal/web"
 )
 
 //go:embed templates
@@ -82,12 +83,7 @@ func New(cfg Config, api http.Handler, store *sqlstore.Store, clock payd.Clock, 
 
 // ServeHTTP serves a console page with the hosted pages' security headers.
 func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h := w.Header()
-	h.Set("Content-Security-Policy", "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("Cache-Control", "no-store")
+	web.SecurityHeaders(w.Header(), "'self'")
 	c.mux.ServeHTTP(w, r)
 }
 

@@ -368,20 +368,23 @@ func (c *Console) findObject(w http.ResponseWriter, r *http.Request, s *session,
 	c.notFound(w, r, s)
 }
 
+// kv is one field of an object as shown.
+type kv struct{ Key, Value string }
+
 // fields are an object's top-level fields in order, nested ones as JSON.
-func fields(obj any) []cell {
+func fields(obj any) []kv {
 	m, _ := obj.(map[string]any)
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	var out []cell
+	var out []kv
 	for _, k := range keys {
 		if m[k] == nil {
 			continue
 		}
-		out = append(out, cell{Text: k, Href: str(m[k])})
+		out = append(out, kv{Key: k, Value: str(m[k])})
 	}
 	return out
 }

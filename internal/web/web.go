@@ -84,14 +84,21 @@ func New(cfg Config, store *sqlstore.Store, clock payd.Clock, log *slog.Logger) 
 	return p
 }
 
-// ServeHTTP serves a page with the security headers every page carries.
-func (p *Pages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h := w.Header()
-	h.Set("Content-Security-Policy", "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; form-action 'self' https: http:; frame-ancestors 'none'; base-uri 'none'")
+// SecurityHeaders sets the headers every server-rendered page of payd
+// carries; formAction is where its forms may post.
+func SecurityHeaders(h http.Header, formAction string) {
+	h.Set("Content-Security-Policy", "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; form-action "+formAction+
+		"; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cache-Control", "no-store")
+}
+
+// ServeHTTP serves a page with the security headers every page carries
+// (forms may also post to the merchant's return URLs).
+func (p *Pages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	SecurityHeaders(w.Header(), "'self' https: http:")
 	// What changes here, the payer changed.
 	p.mux.ServeHTTP(w, r.WithContext(payd.WithCause(r.Context(), payd.CausePayer)))
 }
