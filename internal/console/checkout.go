@@ -3,7 +3,6 @@ package console
 import (
 	"net/http"
 	"net/url"
-	"strings"
 
 	"payd"
 )
@@ -19,28 +18,17 @@ func (c *Console) payCheckout(r *http.Request, s *session, id string, card bool)
 	}
 	csrf := randomToken()
 	page := func(method, path string, form url.Values) int {
-		var body *strings.Reader
+		var body []byte
 		if form != nil {
 			form.Set("csrf", csrf)
-			body = strings.NewReader(form.Encode())
-		} else {
-			body = strings.NewReader("")
+			body = []byte(form.Encode())
 		}
-		req, err := http.NewRequestWithContext(r.Context(), method, path, body)
-		if err != nil {
-			return http.StatusBadRequest
-		}
-		req.RemoteAddr, req.Host = r.RemoteAddr, r.Host
-		req.AddCookie(&http.Cookie{Name: "payd_csrf", Value: csrf})
-		if form != nil {
-			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		}
-		w := &recorder{h: http.Header{}}
-		c.api.ServeHTTP(w, req)
-		if w.status == 0 {
-			return http.StatusOK
-		}
-		return w.status
+		return c.serve(r, method, path, body, func(req *http.Request) {
+			req.AddCookie(&http.Cookie{Name: "payd_csrf", Value: csrf})
+			if form != nil {
+				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			}
+		}).status
 	}
 	base := "/checkout/" + url.PathEscape(id) + "?lang=en"
 	if st := page(http.MethodGet, base, nil); st >= 400 {
@@ -73,7 +61,7 @@ func (c *Console) payCheckout(r *http.Request, s *session, id string, card bool)
 		return "The checkout's payer chose " + co.Method + "."
 	}
 	res := c.call(r, s.token, http.MethodPost, "/v2/instant/test-pay", map[string]any{"qrId": co.QRID,
-		"amount": rawNumber(co.Amount.String()), "currency": co.Currency, "payerName": "TEST PAYER"})
+		"amount": rawNumber(co.Amount.String()), "currency": co.Currency, "payerName": "TEST PAYER", "iban": payd.TestIBAN})
 	if !res.ok() {
 		return res.message()
 	}

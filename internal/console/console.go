@@ -19,7 +19,6 @@ import (
 	"html/template"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -277,37 +276,44 @@ func (w *recorder) Write(b []byte) (int, error) {
 	return w.buf.Write(b)
 }
 
-// call sends one request to the merchant API in process, as the browser's
-// address, with the session's token ("" for none).
-func (c *Console) call(r *http.Request, token, method, path string, body any) *apiResult {
-	var rd *bytes.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	} else {
-		rd = bytes.NewReader(nil)
-	}
-	req, err := http.NewRequestWithContext(r.Context(), method, path, rd)
+// serve sends one request in process, from the browser's address, and
+// keeps the answer; prepare adds headers and cookies.
+func (c *Console) serve(r *http.Request, method, path string, body []byte, prepare func(*http.Request)) *recorder {
+	w := &recorder{h: http.Header{}}
+	req, err := http.NewRequestWithContext(r.Context(), method, path, bytes.NewReader(body))
 	if err != nil {
-		return &apiResult{Status: http.StatusBadRequest}
+		w.status = http.StatusBadRequest
+		return w
 	}
 	req.RemoteAddr, req.Host = r.RemoteAddr, r.Host
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	w := &recorder{h: http.Header{}}
+	prepare(req)
 	c.api.ServeHTTP(w, req)
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w
+}
+
+// call sends one request to the merchant API in process, with the
+// session's token ("" for none).
+func (c *Console) call(r *http.Request, token, method, path string, body any) *apiResult {
+	var b []byte
+	if body != nil {
+		b, _ = json.Marshal(body)
+	}
+	w := c.serve(r, method, path, b, func(req *http.Request) {
+		if body != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+	})
 	res := &apiResult{Header: w.h}
 	if err := json.Unmarshal(w.buf.Bytes(), res); err != nil {
 		res.OK = false
 	}
 	res.Status = w.status
-	if res.Status == 0 {
-		res.Status = http.StatusOK
-	}
 	return res
 }
 
@@ -395,6 +401,3 @@ func prettyJSON(s string) string {
 	}
 	return out.String()
 }
-
-// pathEscape is an id as a path segment.
-func pathEscape(id string) string { return url.PathEscape(id) }

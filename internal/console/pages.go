@@ -129,7 +129,7 @@ func (c *Console) list(w http.ResponseWriter, r *http.Request, s *session) {
 		}
 		total = n
 		for _, rf := range rfs {
-			if res := c.call(r, s.token, http.MethodGet, k.get+pathEscape(rf.ID), nil); res.ok() {
+			if res := c.call(r, s.token, http.MethodGet, k.get+url.PathEscape(rf.ID), nil); res.ok() {
 				items = append(items, res.Result)
 			}
 		}
@@ -154,7 +154,7 @@ func (c *Console) list(w http.ResponseWriter, r *http.Request, s *session) {
 		for i, col := range k.cols {
 			cl := cell{Text: str(field(it, col))}
 			if i == 0 {
-				cl.Href = "/console/" + k.name + "/" + pathEscape(cl.Text)
+				cl.Href = "/console/" + k.name + "/" + url.PathEscape(cl.Text)
 			}
 			if col == "objectId" || col == "paymentId" && k.name != "payments" {
 				cl.Href = c.find(cl.Text)
@@ -192,7 +192,7 @@ func (c *Console) find(id string) string {
 	if id == "" {
 		return ""
 	}
-	return "/console/find/" + pathEscape(id)
+	return "/console/find/" + url.PathEscape(id)
 }
 
 func num(v any) float64 {
@@ -211,12 +211,12 @@ type entry struct {
 func changeEntry(ev *payd.Change, mainID string) entry {
 	e := entry{At: ev.At, When: payd.FormatTime(ev.At),
 		Text: fmt.Sprintf("%s %s → %s %s", ev.Object, ev.From, ev.To, text["event."+string(ev.Cause)])}
-	if ev.ObjectID != mainID {
-		e.Href = "/console/" + kindOf[ev.Object] + "/" + pathEscape(ev.ObjectID)
-		if ev.Object == payd.ObjectExtension {
-			e.Href = ""
-			e.Detail = ev.ObjectID
-		}
+	switch {
+	case ev.ObjectID == mainID:
+	case ev.Object == payd.ObjectExtension: // shown on its QR's page, without one of its own
+		e.Detail = ev.ObjectID
+	default:
+		e.Href = "/console/" + kindOf[ev.Object] + "/" + url.PathEscape(ev.ObjectID)
 	}
 	return e
 }
@@ -242,7 +242,7 @@ func (c *Console) detail(w http.ResponseWriter, r *http.Request, s *session) {
 		c.notFound(w, r, s)
 		return
 	}
-	res := c.call(r, s.token, http.MethodGet, k.get+pathEscape(id), nil)
+	res := c.call(r, s.token, http.MethodGet, k.get+url.PathEscape(id), nil)
 	if !res.ok() {
 		c.notFound(w, r, s)
 		return
@@ -268,9 +268,9 @@ func (c *Console) detail(w http.ResponseWriter, r *http.Request, s *session) {
 		for _, p := range items {
 			pid := str(field(p, "paymentId"))
 			ids = append(ids, pid)
-			related = append(related, cell{Text: "payment " + pid + " · " + str(field(p, "status")), Href: "/console/payments/" + pathEscape(pid)})
+			related = append(related, cell{Text: "payment " + pid + " · " + str(field(p, "status")), Href: "/console/payments/" + url.PathEscape(pid)})
 			timeline = append(timeline, entry{At: parseTime(field(p, "executedAt")), When: str(field(p, "executedAt")),
-				Text: text["payment.executed"] + " " + str(field(p, "amount")) + " " + str(field(p, "currency")), Href: "/console/payments/" + pathEscape(pid)})
+				Text: text["payment.executed"] + " " + str(field(p, "amount")) + " " + str(field(p, "currency")), Href: "/console/payments/" + url.PathEscape(pid)})
 			c.addRefunds(r, s, pid, &ids, &related, &timeline)
 		}
 	}
@@ -292,7 +292,7 @@ func (c *Console) detail(w http.ResponseWriter, r *http.Request, s *session) {
 		c.addRefunds(r, s, id, &ids, &related, &timeline)
 	case "refunds":
 		pid := str(field(obj, "paymentId"))
-		related = append(related, cell{Text: "payment " + pid, Href: "/console/payments/" + pathEscape(pid)})
+		related = append(related, cell{Text: "payment " + pid, Href: "/console/payments/" + url.PathEscape(pid)})
 	}
 	changes, err := c.store.Changes(r.Context(), s.m.ID, ids...)
 	if err != nil {
@@ -315,7 +315,7 @@ func (c *Console) addRefunds(r *http.Request, s *session, payID string, ids *[]s
 	}
 	for _, rf := range rfs {
 		*ids = append(*ids, rf.ID)
-		href := "/console/refunds/" + pathEscape(rf.ID)
+		href := "/console/refunds/" + url.PathEscape(rf.ID)
 		*related = append(*related, cell{Text: "refund " + rf.ID + " · " + string(rf.Status), Href: href})
 		*timeline = append(*timeline, entry{At: rf.CreatedAt, When: payd.FormatTime(rf.CreatedAt),
 			Text: text["refund.created"] + " " + rf.Amount.String() + " " + rf.Currency + " (" + rf.Reason + ")", Href: href})
@@ -329,8 +329,8 @@ func (c *Console) callbackEntries(r *http.Request, s *session, id string) []entr
 	var out []entry
 	for _, it := range items {
 		cid := str(field(it, "callbackId"))
-		href := "/console/callbacks/" + pathEscape(cid)
-		d := c.call(r, s.token, http.MethodGet, "/v2/callbacks/"+pathEscape(cid), nil)
+		href := "/console/callbacks/" + url.PathEscape(cid)
+		d := c.call(r, s.token, http.MethodGet, "/v2/callbacks/"+url.PathEscape(cid), nil)
 		attempts, _ := field(d.Result, "attemptLog").([]any)
 		label := text["callback.sent"] + " " + str(field(it, "event"))
 		if len(attempts) == 0 {
@@ -354,14 +354,14 @@ func (c *Console) callbackEntries(r *http.Request, s *session, id string) []entr
 // whatever its kind.
 func (c *Console) findObject(w http.ResponseWriter, r *http.Request, s *session, id string) {
 	for _, k := range nav {
-		if res := c.call(r, s.token, http.MethodGet, kinds[k].get+pathEscape(id), nil); res.ok() {
-			http.Redirect(w, r, "/console/"+k+"/"+pathEscape(id), http.StatusSeeOther)
+		if res := c.call(r, s.token, http.MethodGet, kinds[k].get+url.PathEscape(id), nil); res.ok() {
+			http.Redirect(w, r, "/console/"+k+"/"+url.PathEscape(id), http.StatusSeeOther)
 			return
 		}
 	}
 	if res := c.call(r, s.token, http.MethodGet, "/v2/instant/qr/extension?extensionId="+url.QueryEscape(id)+"&count=1&offset=0", nil); res.ok() {
 		if items, _ := field(res.Result, "items").([]any); len(items) == 1 {
-			http.Redirect(w, r, "/console/qr/"+pathEscape(str(field(items[0], "qrId"))), http.StatusSeeOther)
+			http.Redirect(w, r, "/console/qr/"+url.PathEscape(str(field(items[0], "qrId"))), http.StatusSeeOther)
 			return
 		}
 	}
@@ -430,22 +430,22 @@ func (c *Console) actions(kindName string, obj any) []action {
 // through the hosted pages, as a payer would).
 func (c *Console) act(w http.ResponseWriter, r *http.Request, s *session) {
 	name, id, action := r.PathValue("kind"), r.PathValue("id"), r.PathValue("action")
-	here := "/console/" + name + "/" + pathEscape(id)
+	here := "/console/" + name + "/" + url.PathEscape(id)
 	var res *apiResult
 	done := ""
 	switch name + "/" + action {
 	case "rtp/accept":
-		rtp := c.call(r, s.token, http.MethodGet, "/v2/rtp/"+pathEscape(id), nil)
+		rtp := c.call(r, s.token, http.MethodGet, "/v2/rtp/"+url.PathEscape(id), nil)
 		if !rtp.ok() {
 			c.notFound(w, r, s)
 			return
 		}
-		res, done = c.call(r, s.token, http.MethodPost, "/v2/rtp/"+pathEscape(id)+"/test-accept",
+		res, done = c.call(r, s.token, http.MethodPost, "/v2/rtp/"+url.PathEscape(id)+"/test-accept",
 			map[string]any{"amount": field(rtp.Result, "amount"), "currency": field(rtp.Result, "currency")}), text["accepted"]
 	case "rtp/reject":
-		res, done = c.call(r, s.token, http.MethodPost, "/v2/rtp/"+pathEscape(id)+"/test-reject", map[string]any{}), text["rejected"]
+		res, done = c.call(r, s.token, http.MethodPost, "/v2/rtp/"+url.PathEscape(id)+"/test-reject", map[string]any{}), text["rejected"]
 	case "qr/pay":
-		body := map[string]any{"qrId": id, "currency": "MDL", "payerName": r.PostForm.Get("payerName")}
+		body := map[string]any{"qrId": id, "currency": "MDL", "payerName": r.PostForm.Get("payerName"), "iban": payd.TestIBAN}
 		if a := strings.TrimSpace(r.PostForm.Get("amount")); a != "" {
 			body["amount"] = jsonNumber(a)
 		}
@@ -455,9 +455,9 @@ func (c *Console) act(w http.ResponseWriter, r *http.Request, s *session) {
 		if a := strings.TrimSpace(r.PostForm.Get("amount")); a != "" {
 			body["amount"] = jsonNumber(a)
 		}
-		res, done = c.call(r, s.token, http.MethodPost, "/v2/payments/"+pathEscape(id)+"/refund", body), text["refunded"]
+		res, done = c.call(r, s.token, http.MethodPost, "/v2/payments/"+url.PathEscape(id)+"/refund", body), text["refunded"]
 	case "callbacks/resend":
-		res, done = c.call(r, s.token, http.MethodPost, "/v2/callbacks/"+pathEscape(id)+"/resend", nil), text["resent"]
+		res, done = c.call(r, s.token, http.MethodPost, "/v2/callbacks/"+url.PathEscape(id)+"/resend", nil), text["resent"]
 	case "checkouts/payqr", "checkouts/paycard":
 		if !c.cfg.Sandbox {
 			c.notFound(w, r, s)

@@ -84,6 +84,32 @@ func TestConsoleSessions(t *testing.T) {
 		if s := e.as("GET", "/v2/rtp/"+rtp, nil).wantOK().str("result.status"); s != "Accepted" {
 			t.Errorf("after the console's accept: %s", s)
 		}
+		// A checkout paid by the test card through the hosted page, another by QR, a payment refunded.
+		for action, co := range map[string]string{"paycard": e.checkout(nil), "payqr": e.checkout(nil)} {
+			if st, _, _ := e.page(c, "POST", "/console/checkouts/"+co+"/"+action, url.Values{"csrf": {csrf}}, nil); st != http.StatusSeeOther {
+				t.Errorf("%s: %d", action, st)
+			}
+			r := e.as("GET", "/v2/checkouts/"+co, nil).wantOK()
+			if r.str("result.status") != "Completed" {
+				t.Errorf("after the console's %s: %s", action, r.body)
+			}
+			payID := r.str("result.payment.paymentId")
+			if st, _, _ := e.page(c, "POST", "/console/payments/"+payID+"/refund", url.Values{"csrf": {csrf}, "amount": {"1.00"}, "reason": {"console"}}, nil); st != http.StatusSeeOther {
+				t.Errorf("refund: %d", st)
+			}
+			if v := e.as("GET", "/v2/payments/"+payID, nil).wantOK().num("result.requestedRefundAmount"); v != 1 {
+				t.Errorf("after the console's refund of %s: requested %v", payID, v)
+			}
+		}
+		// A QR paid as a payer, with the amount and name typed in.
+		static := e.qr(map[string]any{"type": "Static", "amountType": "Free", "currency": "MDL", "description": "tips"})
+		if st, _, _ := e.page(c, "POST", "/console/qr/"+static+"/pay", url.Values{"csrf": {csrf}, "amount": {"7.25"}, "payerName": {"Ana"}}, nil); st != http.StatusSeeOther {
+			t.Errorf("pay QR: %d", st)
+		}
+		if r := e.as("GET", "/v2/payments?paymentIntentId="+static, nil).wantOK(); r.num("result.totalCount") != 1 ||
+			r.num("result.items.0.amount") != 7.25 || r.str("result.items.0.senderName") != "Ana" {
+			t.Errorf("the console's QR payment: %s", r.body)
+		}
 		// Another merchant's console: 404 on A's objects, none in its lists.
 		_, credsB, _ := e.newMerchant(0)
 		cb := e.browser()
