@@ -142,6 +142,24 @@ func TestThreeInstances(t *testing.T) {
 	}
 	mu.Unlock()
 	procs[killed].start() // so the deferred stop has a process to stop
+
+	// Revocation reaches every instance at once. Each holds this token's
+	// authentication in memory (it served it just now); an operator rotates
+	// the secret from the command line, another process, and the very next
+	// request with the old token is refused by every instance.
+	for _, p := range procs {
+		if s, _ := c.do("GET", p.base+"/v2/rtp?count=1&offset=0", nil); s != 200 {
+			t.Fatalf("token on %s: %d", p.base, s)
+		}
+	}
+	if out, code := runCmd(t, env, "merchant", "rotate-secret", cr.ClientID); code != 0 {
+		t.Fatalf("rotate-secret: %d %s", code, out)
+	}
+	for _, p := range procs {
+		if s, _ := c.do("GET", p.base+"/v2/rtp?count=1&offset=0", nil); s != 401 {
+			t.Errorf("a rotated secret's token on %s: %d, want 401", p.base, s)
+		}
+	}
 	t.Logf("60 payments and 30 refunds over 3 instances: each callback sent once, by %d instances; %s killed mid-delivery, %s delivered after its lease ran out",
 		senders, owner, sender)
 }

@@ -141,6 +141,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Schedule: c.CallbackSchedule, Lease: c.CallbackLease, Attempts: worker.NewAttemptsCounter(api.Registry()),
 		Clocked: c.sandbox(),
 	}
+	wg.Add(1)
+	go func() { defer wg.Done(); store.ListenAuth(workCtx, log, nil) }()
 	loop("delivery", worker.DeliveryInterval, callbacksWake, 64, delivery.RunOnce)
 	loop("expiry", worker.ExpiryInterval, nil, 500, (&worker.Expiry{Store: store, Clock: clock}).RunOnce)
 	loop("tokens", worker.TokenInterval, nil, 0, (&worker.Tokens{Store: store, Clock: clock}).RunOnce)

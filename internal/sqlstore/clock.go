@@ -29,6 +29,7 @@ func (s *Store) AdvanceClock(ctx context.Context, merchantID string, d time.Dura
 		return err
 	})
 	if err == nil {
+		s.forgetMerchant(merchantID)
 		s.queued() // retries and settlements may be due now
 	}
 	return m, err
@@ -54,6 +55,9 @@ func (s *Store) ResetClock(ctx context.Context, merchantID string, real time.Tim
 		m, err = t.merchant(ctx, merchantID)
 		return err
 	})
+	if err == nil {
+		s.forgetMerchant(merchantID)
+	}
 	return m, err
 }
 

@@ -73,5 +73,9 @@ func (s *Store) Refunds(ctx context.Context, f RefundFilter) ([]*payd.Refund, in
 
 // RevokeToken ends an access token (the console's sign out).
 func (s *Store) RevokeToken(ctx context.Context, token string) error {
-	return s.write1(ctx, "DELETE FROM tokens WHERE hash = ?", payd.HashSecret(token))
+	err := s.write1(ctx, "DELETE FROM tokens WHERE hash = ?", payd.HashSecret(token))
+	if err == nil {
+		s.forgetMerchant("") // rare: a sign out
+	}
+	return err
 }

@@ -54,6 +54,10 @@ type Store struct {
 	orders bool
 	// sealer seals secrets payd must read back (seal.go).
 	sealer *sealer
+	// PostgreSQL: the URL (for the notification listener) and the
+	// authenticated-merchant cache (authcache.go).
+	url  string
+	auth *authCache
 	// SQLite: write transactions queue here for the group committer.
 	jobs   chan writeJob
 	closed chan struct{}
@@ -72,7 +76,7 @@ func Open(url string) (*Store, error) {
 		db.SetMaxOpenConns(32)
 		db.SetMaxIdleConns(32)
 		db.SetConnMaxIdleTime(5 * time.Minute)
-		return &Store{engine: Postgres, w: db, r: db}, nil
+		return &Store{engine: Postgres, w: db, r: db, url: url, auth: &authCache{entries: map[string]authEntry{}}}, nil
 	}
 	path, ok := sqlitePath(url)
 	if !ok {

@@ -113,6 +113,7 @@ func (s *Store) RotateSecret(ctx context.Context, idOrClientID string, now time.
 	if err != nil {
 		return nil, fmt.Errorf("rotate secret: %w", err)
 	}
+	s.forgetMerchant(c.MerchantID)
 	if c.SignatureKey, err = s.open(c.SignatureKey); err != nil {
 		return nil, fmt.Errorf("rotate secret: %w", err)
 	}
@@ -126,16 +127,14 @@ func (s *Store) SetMerchantActive(ctx context.Context, id string, active bool) e
 	if active {
 		v = 1
 	}
-	return s.inTx(ctx, func(t *tx) error {
-		res, err := t.exec(ctx, "UPDATE merchants SET active = ? WHERE id = ? OR client_id = ?", v, id, id)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return payd.ErrNotFound
-		}
-		return nil
+	var mid string
+	err := s.inTx(ctx, func(t *tx) error {
+		return notFound(t.queryRow(ctx, "UPDATE merchants SET active = ? WHERE id = ? OR client_id = ? RETURNING id", v, id, id).Scan(&mid))
 	})
+	if err == nil {
+		s.forgetMerchant(mid)
+	}
+	return err
 }
 
 // IssueToken stores the hash of a new access token for the merchant.
@@ -153,8 +152,30 @@ func (s *Store) IssueToken(ctx context.Context, m *payd.Merchant, ttl time.Durat
 // payd.ErrNotFound when the token was never issued, has expired, or was
 // revoked by a secret rotation.
 func (s *Store) Authenticate(ctx context.Context, token string, now time.Time) (*payd.Merchant, error) {
-	return s.scanMerchant(s.queryRow(ctx, "SELECT "+merchantCols+` FROM tokens t JOIN merchants m ON m.id = t.merchant_id
-		WHERE t.hash = ? AND t.expires_at > ? AND t.secret_version = m.secret_version`, payd.HashSecret(token), ms(now)))
+	hash := payd.HashSecret(token)
+	if s.auth == nil {
+		return s.authenticate(ctx, hash, now, nil)
+	}
+	if m, ok := s.auth.get(hash, now); ok {
+		return m, nil
+	}
+	gen, on := s.auth.generation()
+	var expires int64
+	m, err := s.authenticate(ctx, hash, now, &expires)
+	if err == nil && on {
+		s.auth.put(hash, m, expires, gen)
+	}
+	return m, err
+}
+
+func (s *Store) authenticate(ctx context.Context, hash string, now time.Time, expires *int64) (*payd.Merchant, error) {
+	var exp int64
+	m, err := s.scanMerchant(scanWith(s.queryRow(ctx, "SELECT "+merchantCols+`, t.expires_at FROM tokens t JOIN merchants m ON m.id = t.merchant_id
+		WHERE t.hash = ? AND t.expires_at > ? AND t.secret_version = m.secret_version`, hash, ms(now)), &exp))
+	if expires != nil {
+		*expires = exp
+	}
+	return m, err
 }
 
 // DeleteExpiredTokens removes tokens that expired before now.

@@ -116,3 +116,14 @@ func scanAll[T any](rows *sql.Rows, scan func(scanner) (T, error)) ([]T, error) 
 	}
 	return out, rows.Err()
 }
+
+// scanWith reads a row's leading columns with the scanner's caller and the
+// trailing ones into extra.
+func scanWith(sc scanner, extra ...any) scanner { return extraScanner{sc, extra} }
+
+type extraScanner struct {
+	sc    scanner
+	extra []any
+}
+
+func (e extraScanner) Scan(dest ...any) error { return e.sc.Scan(append(dest, e.extra...)...) }

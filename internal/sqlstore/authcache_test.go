@@ -1,0 +1,131 @@
+package sqlstore_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"payd"
+	"payd/internal/sqlstore"
+	"payd/internal/sqlstore/storetest"
+)
+
+// TestAuthCacheAcrossInstances: on PostgreSQL an instance answers repeated
+// authentications from memory, and a secret rotated, a merchant
+// deactivated or a clock advanced by another process (an operator command,
+// another instance) is seen by the very next authentication.
+func TestAuthCacheAcrossInstances(t *testing.T) {
+	a, u := storetest.Postgres(t) // the serving instance, listening
+	b, err := sqlstore.Open(u)    // another process: no listener of its own
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := b.SetSecretKey(storetest.SecretKey); err != nil {
+		t.Fatal(err)
+	}
+	lctx, stop := context.WithCancel(ctx)
+	defer stop()
+	listening := make(chan struct{}, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		a.ListenAuth(lctx, slog.New(slog.NewTextHandler(io.Discard, nil)), func() { listening <- struct{}{} })
+	}()
+	defer func() { stop(); <-done }()
+	select {
+	case <-listening:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the listener did not start")
+	}
+	now := time.Now()
+	m, cr := newMerchant(t, b, 100)
+	tok, err := b.IssueToken(ctx, m, time.Hour, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth := func() (*payd.Merchant, error) { return a.Authenticate(ctx, tok, now) }
+	if got, err := auth(); err != nil || got.ID != m.ID {
+		t.Fatalf("authenticate: %v %v", got, err)
+	}
+
+	// Served from memory: with the token's row gone behind the triggers'
+	// back, the cached authentication still answers.
+	raw, err := sql.Open("pgx", u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	rawExec := func(q string) {
+		t.Helper()
+		if _, err := raw.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	rawExec("ALTER TABLE tokens DISABLE TRIGGER tokens_auth_changed")
+	rawExec("DELETE FROM tokens")
+	if got, err := auth(); err != nil || got.ID != m.ID {
+		t.Fatalf("a repeated authentication should come from memory: %v %v", got, err)
+	}
+	rawExec("ALTER TABLE tokens ENABLE TRIGGER tokens_auth_changed")
+	if tok, err = b.IssueToken(ctx, m, time.Hour, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := auth(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A rotation in the other process: refused at once.
+	if _, err := b.RotateSecret(ctx, cr.ClientID, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := auth(); !errors.Is(err, payd.ErrNotFound) {
+		t.Fatalf("after a rotation elsewhere: %v, want not found", err)
+	}
+
+	// A deactivation in the other process: seen at once.
+	m, _ = b.Merchant(ctx, m.ID)
+	if tok, err = b.IssueToken(ctx, m, time.Hour, now); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := auth(); err != nil || !got.Active {
+		t.Fatalf("authenticate: %v %v", got, err)
+	}
+	if err := b.SetMerchantActive(ctx, m.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := auth(); err != nil || got.Active {
+		t.Fatalf("after a deactivation elsewhere: %+v %v, want inactive", got, err)
+	}
+
+	// The test clock advanced elsewhere: the merchant's time moves at once.
+	if _, err := b.AdvanceClock(ctx, m.ID, 24*time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := auth(); err != nil || got.ClockOffset != 24*time.Hour {
+		t.Fatalf("after a clock advance elsewhere: %+v %v", got, err)
+	}
+
+	// A revoked token (the console's sign out) elsewhere.
+	if err := b.RevokeToken(ctx, tok); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := auth(); !errors.Is(err, payd.ErrNotFound) {
+		t.Fatalf("after a revocation elsewhere: %v, want not found", err)
+	}
+
+	// An expired token is refused from memory too.
+	if tok, err = b.IssueToken(ctx, m, time.Minute, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := auth(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Authenticate(ctx, tok, now.Add(time.Minute)); !errors.Is(err, payd.ErrNotFound) {
+		t.Fatalf("expired token: %v", err)
+	}
+}
