@@ -70,7 +70,7 @@ func (s *stats) String() string {
 	if len(errs) == 0 {
 		errs = []string{"none"}
 	}
-	out := fmt.Sprintf("%-16s %8d req %9.0f req/s  p50 %7s  p95 %7s  p99 %7s  max %7s  errors: %s",
+	out := fmt.Sprintf("%-30s %8d req %9.0f req/s  p50 %7s  p95 %7s  p99 %7s  max %7s  errors: %s",
 		s.Name, s.Requests, s.Throughput(), ms(pct(s.Latencies, .5)), ms(pct(s.Latencies, .95)), ms(pct(s.Latencies, .99)),
 		ms(pct(s.Latencies, 1)), strings.Join(errs, " "))
 	if s.FloorName != "" {
@@ -78,7 +78,7 @@ func (s *stats) String() string {
 	}
 	if cb := s.Callbacks; cb != nil {
 		sort.Slice(cb.Delays, func(i, j int) bool { return cb.Delays[i] < cb.Delays[j] })
-		out += fmt.Sprintf("\n%-16s %8d callbacks %6.0f/s  accept→arrival p50 %7s  p99 %7s  max %7s  lost %d  duplicated %d",
+		out += fmt.Sprintf("\n%-30s %8d callbacks %6.0f/s  accept→arrival p50 %7s  p99 %7s  max %7s  lost %d  duplicated %d",
 			"", len(cb.Delays), cb.Sustained, ms(pct(cb.Delays, .5)), ms(pct(cb.Delays, .99)), ms(pct(cb.Delays, 1)), cb.Lost, cb.Dups)
 	}
 	return out

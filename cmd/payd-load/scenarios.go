@@ -271,8 +271,9 @@ func (r *runner) rtpList(ctx context.Context) ([]*stats, error) {
 	from := now.Add(-6 * time.Hour).Format(time.RFC3339)
 	to := now.Add(-3 * time.Hour).Format(time.RFC3339)
 	queries := []string{
-		"", "order=desc", "sortBy=amount", "sortBy=amount&order=desc", "sortBy=orderId", "sortBy=status", "sortBy=expiresAt&order=desc", "sortBy=type",
-		"status=Active", "status=Expired", "status=Pending", "amount=12.34", "orderId=ord-42", "description=coffee", "terminalId=T7",
+		"", "order=desc", "sortBy=amount", "sortBy=amount&order=desc", "sortBy=orderId", "sortBy=orderId&order=desc",
+		"sortBy=status", "sortBy=status&order=desc", "sortBy=expiresAt", "sortBy=expiresAt&order=desc", "sortBy=type",
+		"status=Active", "status=Expired", "status=Accepted", "amount=12.34", "orderId=ord-42", "description=coffee", "terminalId=T7",
 		"createdAtFrom=" + from + "&createdAtTo=" + to, "expiresAtFrom=" + to + "&expiresAtTo=" + from, "status=Accepted&sortBy=amount&order=desc",
 	}
 	n := min(r.n, 2000)
@@ -287,8 +288,8 @@ func (r *runner) rtpList(ctx context.Context) ([]*stats, error) {
 			q = "(default)"
 		}
 		st.Name = "list " + q
-		if len(st.Name) > 16 {
-			st.Name = st.Name[:16]
+		if len(st.Name) > 30 {
+			st.Name = st.Name[:30]
 		}
 		out = append(out, st)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -223,32 +224,124 @@ func (s *Store) rtpListQueries(f payd.RTPFilter, now time.Time) (countQ string, 
 		}
 		w.conds = append(w.conds, "("+strings.Join(ors, " OR ")+")")
 	}
-	listArgs = w.args
-	var order string
-	if f.SortBy == "status" {
-		order = orderBy(rtpStatusExpr, false, f.Desc, "created_at", "id")
-		listArgs = append(append([]any{}, listArgs...), ms(now))
-	} else {
-		col := rtpSortCols[f.SortBy]
-		if col == "" {
-			col = "created_at"
-		}
-		order = orderBy(col, col == "order_id", f.Desc, "created_at", "id")
-	}
+	countQ, countArgs = "SELECT COUNT(*) FROM rtps"+w.sql(), w.args
 	// A deferred join: the page's ids come from the indexes alone, then
 	// only those rows are read. Selecting every column in one query made
 	// SQLite's planner pick an index that forces a full sort.
-	return "SELECT COUNT(*) FROM rtps" + w.sql(), w.args,
-		"SELECT " + rtpCols + " FROM rtps WHERE id IN (SELECT id FROM rtps" + w.sql() + order + s.limit(f.Count, f.Offset) + ")" + order,
-		append(listArgs, sortArgs(f, now)...)
+	if f.SortBy == "status" {
+		order := orderBy(rtpStatusExpr, false, f.Desc, "created_at", "id")
+		ids, args := s.rtpStatusPage(w, f, now)
+		return countQ, countArgs, "SELECT " + rtpCols + " FROM rtps WHERE id IN (" + ids + ")" + order, append(args, ms(now))
+	}
+	col := rtpSortCols[f.SortBy]
+	if col == "" {
+		col = "created_at"
+	}
+	order := orderBy(col, col == "order_id", f.Desc, "created_at", "id")
+	ids, args := "SELECT id FROM "+s.rtpsFor(f)+w.sql()+order+s.limit(f.Count, f.Offset), w.args
+	if col == "order_id" && f.Count > 0 {
+		ids, args = s.segmentPage(w, f, []segment{{cond: "order_id IS NULL", key: "order_id"}, {cond: "order_id IS NOT NULL", key: "order_id"}})
+	}
+	return countQ, countArgs, "SELECT " + rtpCols + " FROM rtps WHERE id IN (" + ids + ")" + order, args
 }
 
-// sortArgs are the arguments the outer ORDER BY of the deferred join needs.
-func sortArgs(f payd.RTPFilter, now time.Time) []any {
-	if f.SortBy == "status" {
-		return []any{ms(now)}
+// rtpsFor is the table a page's ids are read from. A description search
+// on SQLite reads the description index, which holds the lowered text:
+// given the choice the planner walks the creation index instead, reading
+// the table for every row of the merchant.
+// Likewise a range of deadlines: with bound values the planner cannot
+// tell how narrow the range is and walks the creation index to save a
+// sort.
+func (s *Store) rtpsFor(f payd.RTPFilter) string {
+	switch {
+	case s.engine != SQLite:
+	case f.Description != "":
+		return "rtps INDEXED BY rtps_merchant_description"
+	case (f.ExpiresFrom != nil || f.ExpiresTo != nil) && f.SortBy != "status":
+		return "rtps INDEXED BY rtps_merchant_expires"
 	}
-	return nil
+	return "rtps"
+}
+
+// A segment is a part of a list that comes whole before the next in the
+// list's order: the rows meeting cond, ordered by key (if any) in the
+// list's direction, then by creation ascending. A page of segments reads
+// from each at most offset+count entries of an index, where one ORDER BY
+// over an expression (a status as of now, a nullable column with its
+// missing values first in both directions) would sort every row of the
+// merchant.
+type segment struct {
+	cond string
+	args []any
+	key  string // a column sorted in the list's direction; "" none
+	rank int    // segments of equal rank merge by creation
+}
+
+// segmentPage is the query of a page's ids, given its segments in order.
+func (s *Store) segmentPage(w where, f payd.RTPFilter, segs []segment) (string, []any) {
+	k := strconv.Itoa(f.Offset + f.Count)
+	dir := " ASC"
+	if f.Desc {
+		dir = " DESC"
+	}
+	var parts []string
+	var args []any
+	for i, sg := range segs {
+		key, order := "0", " ORDER BY created_at, id"
+		if sg.key != "" {
+			key, order = sg.key, " ORDER BY "+sg.key+dir+", created_at, id"
+		}
+		rank := sg.rank
+		if rank == 0 {
+			rank = i + 1
+		}
+		sw := where{conds: append(append([]string{}, w.conds...), sg.cond), args: append(append([]any{}, w.args...), sg.args...)}
+		parts = append(parts, fmt.Sprintf("SELECT * FROM (SELECT id, %d AS seg, %s AS k, created_at FROM %s%s%s LIMIT %s) AS s%d",
+			rank, key, s.rtpsFor(f), sw.sql(), order, k, i))
+		args = append(args, sw.args...)
+	}
+	return "SELECT id FROM (" + strings.Join(parts, " UNION ALL ") + ") AS segs ORDER BY seg, k" + dir + ", created_at, id" +
+		s.limit(f.Count, f.Offset), args
+}
+
+// rtpStatusPage is the page of a list sorted by status as of now: one
+// segment per status in the list's order, Expired merging the stored ones
+// with the open ones whose deadline has passed.
+func (s *Store) rtpStatusPage(w where, f payd.RTPFilter, now time.Time) (string, []any) {
+	if f.Count <= 0 { // the whole list: one sort is as good
+		return "SELECT id FROM " + s.rtpsFor(f) + w.sql() + orderBy(rtpStatusExpr, false, f.Desc, "created_at", "id") + s.limit(f.Count, f.Offset),
+			append(append([]any{}, w.args...), ms(now))
+	}
+	t := ms(now)
+	// Alphabetical, as the contract's status sort is.
+	ranks := []struct {
+		status string
+		parts  []segment
+	}{
+		{"Accepted", []segment{{cond: "status = 'Accepted'"}}},
+		{"Active", []segment{{cond: "status = 'Active' AND expires_at > ?", args: []any{t}}}},
+		{"Cancelled", []segment{{cond: "status = 'Cancelled'"}}},
+		{"Created", []segment{{cond: "status = 'Created' AND expires_at > ?", args: []any{t}}}},
+		{"Expired", []segment{{cond: "status = 'Expired'"}, {cond: "status = 'Created' AND expires_at <= ?", args: []any{t}},
+			{cond: "status = 'Active' AND expires_at <= ?", args: []any{t}}}},
+		{"Refunded", []segment{{cond: "status = 'Refunded'"}}},
+		{"Rejected", []segment{{cond: "status = 'Rejected'"}}},
+	}
+	var segs []segment
+	for i, r := range ranks {
+		rank := i + 1
+		if f.Desc {
+			rank = len(ranks) - i
+		}
+		for _, p := range r.parts {
+			p.rank = rank
+			segs = append(segs, p)
+		}
+	}
+	// Direction lives in the ranks; within a status rows go by creation.
+	asc := f
+	asc.Desc = false
+	return s.segmentPage(w, asc, segs)
 }
 
 // RTPs lists the RTPs matching f as of now and counts all matches.

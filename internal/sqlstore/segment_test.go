@@ -1,0 +1,109 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"payd"
+)
+
+// TestSegmentedSortsMatchOneSort: the status and orderId sorts read a page
+// segment by segment (segmentPage); every page must be the same slice of
+// the list that one ORDER BY over the whole list gives, in both
+// directions, at any offset, with filters, with RTPs whose deadline has
+// passed but which still say Active or Created, and with missing order ids.
+func TestSegmentedSortsMatchOneSort(t *testing.T) {
+	ctx := context.Background()
+	t.Run("sqlite", func(t *testing.T) {
+		s, err := Open("sqlite:" + filepath.Join(t.TempDir(), "p.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if _, err := s.Migrate(ctx, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		checkSegments(t, s)
+	})
+	t.Run("postgres", func(t *testing.T) { checkSegments(t, openPostgresForPlans(t)) })
+}
+
+func checkSegments(t *testing.T, s *Store) {
+	ctx := context.Background()
+	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	ms := []string{"m1", "m2"}
+	for _, m := range ms {
+		if _, err := s.w.Exec(s.rebind(`INSERT INTO merchants (id, name, client_id, secret_hash, secret_version, signature_key, active,
+			commission_bp, mcc, created_at) VALUES (?, 'M', ?, 'x', 1, 'k', 1, 0, 'NONE', 0)`), m, "c-"+m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.SeedRTPs(ctx, ms, 600, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.w.Exec("UPDATE rtps SET order_id = NULL WHERE amount % 3 = 0"); err != nil {
+		t.Fatal(err)
+	}
+	// 300 hours on, about a third of the open RTPs are past their deadline
+	// and not yet written Expired.
+	at := now.Add(300 * time.Hour)
+	ids := func(f payd.RTPFilter) []string {
+		t.Helper()
+		rs, _, err := s.RTPs(ctx, f, at)
+		if err != nil {
+			t.Fatalf("%+v: %v", f, err)
+		}
+		var out []string
+		for _, r := range rs {
+			out = append(out, r.ID)
+		}
+		return out
+	}
+	lazy := 0
+	for _, r := range mustRTPs(t, s, payd.RTPFilter{MerchantID: "m1"}, now) {
+		if (r.Status == payd.RTPActive || r.Status == payd.RTPCreated) && !r.ExpiresAt.After(at) {
+			lazy++
+		}
+	}
+	if lazy < 20 {
+		t.Fatalf("only %d RTPs expire lazily: the test would not show the Expired segment", lazy)
+	}
+	filters := []payd.RTPFilter{{}, {Statuses: []payd.RTPStatus{payd.RTPExpired, payd.RTPActive}}, {TerminalID: "T0"}, {Description: "shirt"}}
+	pages := 0
+	for _, sortBy := range []string{"status", "orderId"} {
+		for _, desc := range []bool{false, true} {
+			for _, base := range filters {
+				f := base
+				f.MerchantID, f.SortBy, f.Desc = "m1", sortBy, desc
+				all := ids(f) // Count 0: one sort over the whole list
+				if len(all) == 0 {
+					t.Fatalf("%+v: empty", f)
+				}
+				for _, off := range []int{0, 1, 7, 49, len(all) - 5, len(all) + 3} {
+					for _, n := range []int{1, 10, 100} {
+						f.Offset, f.Count = max(off, 0), n
+						want := all[min(f.Offset, len(all)):min(f.Offset+n, len(all))]
+						if got := ids(f); !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
+							t.Errorf("sortBy=%s desc=%v %+v offset %d count %d:\n got %v\nwant %v", sortBy, desc, base, f.Offset, n, got, want)
+						}
+						pages++
+					}
+				}
+			}
+		}
+	}
+	t.Log(fmt.Sprintf("%d pages equal to one sort's slices; %d RTPs expire lazily", pages, lazy))
+}
+
+func mustRTPs(t *testing.T, s *Store, f payd.RTPFilter, now time.Time) []*payd.RTP {
+	t.Helper()
+	rs, _, err := s.RTPs(context.Background(), f, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
