@@ -13,6 +13,9 @@ import (
 // benchmarks: multi-row inserts in large transactions, not the API. The
 // RTPs vary in amount, order id, terminal, description, status and times.
 func (s *Store) SeedRTPs(ctx context.Context, merchantIDs []string, n int, now time.Time) error {
+	if s.engine == Postgres {
+		return s.seedRTPsPostgres(ctx, merchantIDs, n, now)
+	}
 	const perStmt = 500
 	statuses := []payd.RTPStatus{payd.RTPActive, payd.RTPActive, payd.RTPAccepted, payd.RTPRejected, payd.RTPCancelled, payd.RTPExpired, payd.RTPCreated}
 	words := []string{"shirt", "book", "coffee", "ticket", "lamp", "chair", "phone", "bread"}
@@ -52,6 +55,33 @@ func (s *Store) SeedRTPs(ctx context.Context, merchantIDs []string, n int, now t
 		return err
 	}
 	_, err := s.w.ExecContext(ctx, "ANALYZE")
+	return err
+}
+
+// seedRTPsPostgres makes the same rows as SeedRTPs inside the server, a
+// million per statement, from generate_series: the 10M-row runs seed in
+// minutes instead of an hour of client round trips. Ids are UUIDv7 of the
+// row's creation time (random bits from md5 of its number).
+func (s *Store) seedRTPsPostgres(ctx context.Context, merchantIDs []string, n int, now time.Time) error {
+	const chunk = 1_000_000
+	for from := 0; from < n; from += chunk {
+		to := min(from+chunk, n) - 1
+		_, err := s.w.ExecContext(ctx, `
+			INSERT INTO rtps (`+rtpCols+`)
+			SELECT substr(h, 1, 8) || '-' || substr(h, 9, 4) || '-7' || substr(r, 1, 3) || '-' || '8' || substr(r, 4, 3) || '-' || substr(r, 7, 12),
+				($1::text[])[j % $2 + 1], '37369112221', 100 + (j::bigint * 7919) % 9999900, 'MDL',
+				'Order ' || j || ': ' || (ARRAY['shirt','book','coffee','ticket','lamp','chair','phone','bread'])[j % 8 + 1],
+				'ord-' || (j % 5000), 'T' || (j % 20), NULL, NULL,
+				(ARRAY['Active','Active','Accepted','Rejected','Cancelled','Expired','Created'])[j % 7 + 1],
+				NULL, NULL, NULL, NULL, c, c, c + (1 + j % 1000) * 3600000
+			FROM (SELECT j, $3::bigint - ($4::bigint - j) * 1000 AS c, md5(j::text) AS r FROM generate_series($5::bigint, $6::bigint) AS j) g,
+				LATERAL (SELECT lpad(to_hex(c), 12, '0') AS h) x`,
+			merchantIDs, len(merchantIDs), ms(now), n, from, to)
+		if err != nil {
+			return fmt.Errorf("seed rtps: %w", err)
+		}
+	}
+	_, err := s.w.ExecContext(ctx, "VACUUM ANALYZE rtps") // as autovacuum would have by now
 	return err
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"time"
 
 	"payd"
@@ -102,34 +103,89 @@ type Attempt struct {
 // when next is zero (schedule exhausted). It returns payd.ErrConflict when
 // the lease was lost meanwhile.
 func (s *Store) RecordAttempt(ctx context.Context, c *payd.Callback, owner string, a Attempt, next time.Time) error {
-	ok := a.Error == "" && a.StatusCode == 200
-	state, delivered := payd.CallbackPending, any(nil)
-	switch {
-	case ok:
-		state, delivered = payd.CallbackDelivered, ms(a.StartedAt.Add(a.Duration))
-	case next.IsZero():
-		state = payd.CallbackFailed
+	lost, err := s.RecordAttempts(ctx, owner, []Recorded{{Callback: c, Attempt: a, Next: next}})
+	if err == nil && len(lost) > 0 {
+		return payd.ErrConflict
 	}
-	nextMS := ms(next)
-	if next.IsZero() {
-		nextMS = ms(a.StartedAt)
+	return err
+}
+
+// Recorded is one attempt to record: RecordAttempt's arguments.
+type Recorded struct {
+	Callback *payd.Callback
+	Attempt  Attempt
+	Next     time.Time
+}
+
+// RecordAttempts records several attempts made under owner's leases in
+// one transaction (one statement for the callbacks, one for the attempt
+// log) and returns the indexes of those whose lease was lost meanwhile:
+// nothing of them is written.
+func (s *Store) RecordAttempts(ctx context.Context, owner string, rs []Recorded) (lost []int, err error) {
+	if len(rs) == 0 {
+		return nil, nil
 	}
-	return s.inTx(ctx, func(t *tx) error {
-		res, err := t.exec(ctx, `UPDATE callbacks SET state = ?, attempts = ?, next_attempt_at = ?, delivered_at = ?,
-			last_status = ?, last_error = ?, lease_owner = NULL, lease_until = NULL
-			WHERE id = ? AND lease_owner = ? AND state = 'pending'`,
-			string(state), a.Number, nextMS, delivered, nullInt(a.StatusCode), nullStr(a.Error), c.ID, owner)
-		if err != nil {
-			return fmt.Errorf("record attempt: %w", err)
+	var vals []string
+	var args []any
+	for _, r := range rs {
+		a := r.Attempt
+		state, delivered := payd.CallbackPending, any(nil)
+		switch {
+		case a.Error == "" && a.StatusCode == 200:
+			state, delivered = payd.CallbackDelivered, ms(a.StartedAt.Add(a.Duration))
+		case r.Next.IsZero():
+			state = payd.CallbackFailed
 		}
-		if n, _ := res.RowsAffected(); n != 1 {
-			return payd.ErrConflict
+		nextMS := ms(r.Next)
+		if r.Next.IsZero() {
+			nextMS = ms(a.StartedAt)
+		}
+		vals = append(vals, "(?, ?, CAST(? AS INTEGER), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS INTEGER), CAST(? AS TEXT))")
+		args = append(args, r.Callback.ID, string(state), a.Number, nextMS, delivered, nullInt(a.StatusCode), nullStr(a.Error))
+	}
+	err = s.inTx(ctx, func(t *tx) error {
+		lost = lost[:0]
+		rows, err := t.query(ctx, `UPDATE callbacks SET state = v.column2, attempts = v.column3, next_attempt_at = v.column4,
+			delivered_at = v.column5, last_status = v.column6, last_error = v.column7, lease_owner = NULL, lease_until = NULL
+			FROM (VALUES `+strings.Join(vals, ", ")+`) AS v
+			WHERE callbacks.id = v.column1 AND callbacks.lease_owner = ? AND callbacks.state = 'pending'
+			RETURNING callbacks.id`, append(args, owner)...)
+		if err != nil {
+			return fmt.Errorf("record attempts: %w", err)
+		}
+		kept := map[string]bool{}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			kept[id] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		var ins []string
+		var iargs []any
+		for i, r := range rs {
+			if !kept[r.Callback.ID] {
+				lost = append(lost, i)
+				continue
+			}
+			a := r.Attempt
+			ins = append(ins, "(?, ?, ?, ?, ?, ?, ?, ?)")
+			iargs = append(iargs, r.Callback.ID, a.Number, ms(a.StartedAt), a.Duration.Milliseconds(),
+				nullInt(a.StatusCode), nullStr(a.Error), owner, nullStr(a.ResponseBody))
+		}
+		if len(ins) == 0 {
+			return nil
 		}
 		_, err = t.exec(ctx, `INSERT INTO callback_attempts (callback_id, attempt, started_at, duration_ms, status_code, error, instance, response_body)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, c.ID, a.Number, ms(a.StartedAt), a.Duration.Milliseconds(),
-			nullInt(a.StatusCode), nullStr(a.Error), owner, nullStr(a.ResponseBody))
+			VALUES `+strings.Join(ins, ", "), iargs...)
 		return err
 	})
+	return lost, err
 }
 
 func nullInt(v int) any {

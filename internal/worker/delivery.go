@@ -2,7 +2,6 @@ package worker
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
@@ -94,6 +93,30 @@ func (d *Delivery) RunOnce(ctx context.Context) (int, error) {
 	if len(cbs) == 0 {
 		return 0, nil
 	}
+	// Attempts are recorded as they finish, together: whatever finished
+	// while the previous record was being written goes in the next one,
+	// one transaction each (group commit), not one per attempt.
+	done := make(chan sqlstore.Recorded, len(cbs))
+	recorded := make(chan struct{})
+	go func() {
+		defer close(recorded)
+		for r := range done {
+			batch := []sqlstore.Recorded{r}
+		more:
+			for {
+				select {
+				case r, ok := <-done:
+					if !ok {
+						break more
+					}
+					batch = append(batch, r)
+				default:
+					break more
+				}
+			}
+			d.record(ctx, batch)
+		}
+	}()
 	sem := make(chan struct{}, d.Parallel)
 	var wg sync.WaitGroup
 	for _, c := range cbs {
@@ -101,14 +124,17 @@ func (d *Delivery) RunOnce(ctx context.Context) (int, error) {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			d.attempt(ctx, c)
+			done <- d.attempt(ctx, c)
 		}()
 	}
 	wg.Wait()
+	close(done)
+	<-recorded
 	return len(cbs), nil
 }
 
-func (d *Delivery) attempt(ctx context.Context, c *payd.Callback) {
+// attempt makes one delivery attempt of c and returns it to be recorded.
+func (d *Delivery) attempt(ctx context.Context, c *payd.Callback) sqlstore.Recorded {
 	n := c.Attempts + 1
 	start := d.Clock.Now()
 	res := webhook.Send(ctx, d.Client, c, n)
@@ -124,18 +150,31 @@ func (d *Delivery) attempt(ctx context.Context, c *payd.Callback) {
 	if !res.OK() {
 		next = d.nextAttempt(n-c.ScheduleStart, end)
 	}
-	// Record even if ctx was cancelled mid-attempt: the attempt happened.
-	rctx := context.WithoutCancel(ctx)
-	err := d.Store.RecordAttempt(rctx, c, d.Owner, sqlstore.Attempt{
+	return sqlstore.Recorded{Callback: c, Next: next, Attempt: sqlstore.Attempt{
 		Number: n, StartedAt: start, Duration: end.Sub(start), StatusCode: res.StatusCode, Error: res.Error, ResponseBody: res.Body,
-	}, next)
-	switch {
-	case errors.Is(err, payd.ErrConflict):
-		d.Log.Warn("callback lease lost before the attempt was recorded", "callback_id", c.ID, "attempt", n)
-	case err != nil:
-		d.Log.Error("record callback attempt", "callback_id", c.ID, "attempt", n, "err", err)
-	case !res.OK():
-		d.Log.Info("callback attempt failed", "callback_id", c.ID, "attempt", n, "status", res.StatusCode, "error", res.Error, "final", next.IsZero())
+	}}
+}
+
+// record writes finished attempts, even if ctx was cancelled meanwhile:
+// the attempts happened.
+func (d *Delivery) record(ctx context.Context, batch []sqlstore.Recorded) {
+	lost, err := d.Store.RecordAttempts(context.WithoutCancel(ctx), d.Owner, batch)
+	if err != nil {
+		for _, r := range batch {
+			d.Log.Error("record callback attempt", "callback_id", r.Callback.ID, "attempt", r.Attempt.Number, "err", err)
+		}
+		return
+	}
+	gone := map[int]bool{}
+	for _, i := range lost {
+		gone[i] = true
+		d.Log.Warn("callback lease lost before the attempt was recorded", "callback_id", batch[i].Callback.ID, "attempt", batch[i].Attempt.Number)
+	}
+	for i, r := range batch {
+		if !gone[i] && (r.Attempt.Error != "" || r.Attempt.StatusCode != 200) {
+			d.Log.Info("callback attempt failed", "callback_id", r.Callback.ID, "attempt", r.Attempt.Number,
+				"status", r.Attempt.StatusCode, "error", r.Attempt.Error, "final", r.Next.IsZero())
+		}
 	}
 }
 
