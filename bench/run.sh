@@ -2,7 +2,7 @@
 # Produces the figures of BENCHMARKS.md: builds payd and payd-load, and on
 # each database seeds 1,000,000 RTPs across 100 merchants, starts payd, and
 # runs every scenario with the floors measured in the same run.
-#   bench/run.sh [sqlite|postgres ...]   (default: both)   DURATION=10s C=32
+#   bench/run.sh [sqlite|postgres ...]   (default: both)   DURATION=10s C=32 RTPS=1000000
 set -euo pipefail
 cd "$(dirname "$0")/.."
 D=${DURATION:-10s}
@@ -25,14 +25,19 @@ for engine in "${@:-sqlite postgres}"; do
       psql "$PG" -qc "DROP SCHEMA IF EXISTS $schema CASCADE; CREATE SCHEMA $schema"
       db="$PG&search_path=$schema"
     fi
+    if [ "$e" = postgres ]; then psql "$PG" -Atc "SELECT 'database size before seeding: ' || pg_size_pretty(pg_database_size(current_database()))"; fi
     (cd "$work" && ./payd-load seed -database-url "$db" -rtps "${RTPS:-1000000}" -merchants 100 -creds "$work/creds.json")
+    if [ "$e" = postgres ]; then psql "$PG" -Atc "SELECT 'rtps table with its indexes: ' || pg_size_pretty(pg_total_relation_size('$schema.rtps'))"; fi
+    echo "--- ready after start, on the freshly seeded database:"
     "$work/payd-load" startup -database-url "$db" -payd "$work/payd" -times 5
     PAYD_DATABASE_URL="$db" PAYD_TOKEN_RATE_CLIENT=100000000 PAYD_TOKEN_RATE_ADDR=100000000 PAYD_TOKEN_TTL=1h \
       "$work/payd" serve --addr 127.0.0.1:18181 > /dev/null 2> "$work/serve-$e.log" &
     pid=$!
     until curl -sf http://127.0.0.1:18181/readyz > /dev/null; do sleep 0.1; done
     L="$work/payd-load run -target http://127.0.0.1:18181 -database-url $db -c $C -server-pid $pid -creds $work/creds.json"
-    $L -d "$D" -scenarios http-floor,storage-floor,token,rtp-create,rtp-get,rtp-list,qr-pay,checkout-create
+    $L -d "$D" -scenarios http-floor,storage-floor,token,rtp-create,rtp-get,qr-pay,checkout-create
+    echo "--- every list shape at 4 connections (target p99 <= 25 ms):"
+    "$work/payd-load" run -target http://127.0.0.1:18181 -database-url "$db" -c 4 -server-pid $pid -creds "$work/creds.json" -d "$D" -scenarios rtp-list
     peak=$($L -d "$D" -scenarios rtp-create | sed -n 's/.* \([0-9]*\) req\/s .*/\1/p' | head -1)
     echo "--- rtp-create at half its peak rate ($((peak / 2))/s):"
     $L -d "$D" -rate $((peak / 2)) -scenarios rtp-create
