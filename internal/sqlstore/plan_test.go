@@ -20,16 +20,8 @@ import (
 // access must be a SEARCH (a SCAN reads the whole table or index). The
 // timings on a million rows are in BENCHMARKS.md.
 func TestRTPListPlansUseIndexes(t *testing.T) {
-	ctx := context.Background()
 	t.Run("sqlite", func(t *testing.T) {
-		s, err := Open("sqlite:" + filepath.Join(t.TempDir(), "p.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		if _, err := s.Migrate(ctx, time.Now()); err != nil {
-			t.Fatal(err)
-		}
+		s := openSQLiteForPlans(t)
 		checkPlans(t, s, "EXPLAIN QUERY PLAN ", func(plan string) bool {
 			return strings.Contains(plan, "SEARCH rtps USING") && !strings.Contains(plan, "SCAN rtps")
 		})
@@ -67,13 +59,9 @@ func checkPlans(t *testing.T, s *Store, explain string, usesIndex func(plan stri
 	// Plans follow the statistics: 20,000 RTPs over 10 merchants, analysed.
 	var ms []string
 	for i := 0; i < 10; i++ {
-		m := fmt.Sprintf("m%d", i)
-		if _, err := s.w.Exec(s.rebind(`INSERT INTO merchants (id, name, client_id, secret_hash, secret_version, signature_key, active,
-			commission_bp, mcc, created_at) VALUES (?, 'M', ?, 'x', 1, 'k', 1, 0, 'NONE', 0)`), m, "c-"+m); err != nil {
-			t.Fatal(err)
-		}
-		ms = append(ms, m)
+		ms = append(ms, fmt.Sprintf("m%d", i))
 	}
+	insertMerchants(t, s, ms)
 	if err := s.SeedRTPs(ctx, ms, 20_000, now); err != nil {
 		t.Fatal(err)
 	}
@@ -118,6 +106,29 @@ func checkPlans(t *testing.T, s *Store, explain string, usesIndex func(plan stri
 			if !usesIndex(plan.String()) {
 				t.Errorf("%s %s: not through an index of the merchant:\n%s", name, qa.what, plan.String())
 			}
+		}
+	}
+}
+
+// openSQLiteForPlans opens a migrated SQLite store in t's directory.
+func openSQLiteForPlans(t *testing.T) *Store {
+	s, err := Open("sqlite:" + filepath.Join(t.TempDir(), "p.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if _, err := s.Migrate(context.Background(), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// insertMerchants adds bare merchants with these ids, for seeded RTPs.
+func insertMerchants(t *testing.T, s *Store, ids []string) {
+	for _, m := range ids {
+		if _, err := s.w.Exec(s.rebind(`INSERT INTO merchants (id, name, client_id, secret_hash, secret_version, signature_key, active,
+			commission_bp, mcc, created_at) VALUES (?, 'M', ?, 'x', 1, 'k', 1, 0, 'NONE', 0)`), m, "c-"+m); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

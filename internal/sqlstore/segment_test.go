@@ -3,7 +3,6 @@ package sqlstore
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -17,18 +16,7 @@ import (
 // directions, at any offset, with filters, with RTPs whose deadline has
 // passed but which still say Active or Created, and with missing order ids.
 func TestSegmentedSortsMatchOneSort(t *testing.T) {
-	ctx := context.Background()
-	t.Run("sqlite", func(t *testing.T) {
-		s, err := Open("sqlite:" + filepath.Join(t.TempDir(), "p.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		if _, err := s.Migrate(ctx, time.Now()); err != nil {
-			t.Fatal(err)
-		}
-		checkSegments(t, s)
-	})
+	t.Run("sqlite", func(t *testing.T) { checkSegments(t, openSQLiteForPlans(t)) })
 	t.Run("postgres", func(t *testing.T) { checkSegments(t, openPostgresForPlans(t)) })
 }
 
@@ -36,12 +24,7 @@ func checkSegments(t *testing.T, s *Store) {
 	ctx := context.Background()
 	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	ms := []string{"m1", "m2"}
-	for _, m := range ms {
-		if _, err := s.w.Exec(s.rebind(`INSERT INTO merchants (id, name, client_id, secret_hash, secret_version, signature_key, active,
-			commission_bp, mcc, created_at) VALUES (?, 'M', ?, 'x', 1, 'k', 1, 0, 'NONE', 0)`), m, "c-"+m); err != nil {
-			t.Fatal(err)
-		}
-	}
+	insertMerchants(t, s, ms)
 	if err := s.SeedRTPs(ctx, ms, 600, now); err != nil {
 		t.Fatal(err)
 	}
