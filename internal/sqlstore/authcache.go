@@ -11,25 +11,38 @@ import (
 	"payd"
 )
 
-// The authenticated-merchant cache (PostgreSQL only). Authenticating a
-// request otherwise costs a round trip: token joined with merchant. The
-// cache keeps, by token hash, the merchant a live token acts for, and is
-// trusted only while this process listens on the channel authChannel:
-// triggers on merchants (any update or delete: secret rotation,
-// deactivation, the test clock) and on tokens (delete: revocation) notify it
-// in the changing transaction, so every instance, and every operator
-// command run from another process, drops the merchant's entries when the
-// change commits. Changes made through this store are also dropped here
-// directly, before the call returns.
+// The authenticated-merchant cache. Authenticating a request otherwise
+// costs a database read (token joined with merchant, and the merchant's
+// signature key unsealed): on PostgreSQL a round trip, on SQLite a quarter
+// of the CPU of a GET. The cache keeps, by token hash, the merchant a live
+// token acts for, and is trusted only while this process follows the
+// changes that could make an entry wrong: any update or delete of a
+// merchant (secret rotation, deactivation, the test clock, a key
+// re-sealing) and any deleted token (revocation, a sign out). Changes made
+// through this store are dropped here directly, before the call returns;
+// changes made by other processes (operator commands, other instances)
+// reach it through the database:
+//
+//   - PostgreSQL: triggers notify the channel authChannel in the changing
+//     transaction; ListenAuth listens on a connection of its own and drops
+//     the merchant's entries as each change commits.
+//   - SQLite: triggers bump the one row of auth_version; ListenAuth reads it
+//     every authPoll and drops every entry when it moved. Entries are served
+//     only while the last read that found no change started less than
+//     authMaxAge ago, so a stalled or failing poll turns the cache off by
+//     itself.
+//
+// Either way a process that commits such a change waits authSettle before
+// its call returns, longer than the notification or the poll takes to
+// reach every process: once the caller (an operator, another instance's
+// client) can act on the change, no instance answers from what it cached.
 //
 // A lookup that started before a change and finished after it must not
 // install what it read: each invalidation bumps a generation, and an entry
 // is installed only if the generation it was read under is still current.
-// When the listening connection is lost the cache empties and stays off
-// until it listens again.
-//
-// SQLite serves one process whose lookups are local and cheap, and an
-// operator command on the same file could not notify it: no cache there.
+// When the listening connection is lost or the poll fails, the cache
+// empties and stays off until it follows changes again. A process that
+// does not run ListenAuth (the command line) never caches.
 
 const authChannel = "payd_auth"
 
@@ -46,13 +59,18 @@ type authCache struct {
 	on      bool
 	gen     uint64
 	entries map[string]authEntry
+	// SQLite: entries are served while the last confirming poll started
+	// within maxAge (0: no such bound); version is what it read.
+	maxAge  time.Duration
+	freshAt time.Time
+	version int64
 }
 
 // get returns the cached merchant of a token hash, as a copy.
 func (c *authCache) get(hash string, now time.Time) (*payd.Merchant, bool) {
 	c.mu.Lock()
 	e, ok := c.entries[hash]
-	on := c.on
+	on := c.on && (c.maxAge == 0 || time.Since(c.freshAt) <= c.maxAge)
 	c.mu.Unlock()
 	if !on || !ok || e.expires <= ms(now) {
 		return nil, false
@@ -103,13 +121,36 @@ func (c *authCache) setOn(on bool) {
 	c.entries = map[string]authEntry{}
 }
 
+// confirm records a poll of auth_version that started at start and read v
+// (SQLite): a moved version empties the cache; either way the entries are
+// good for commits made before start. It reports whether the cache turned
+// on.
+func (c *authCache) confirm(v int64, start time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	turnedOn := !c.on
+	if turnedOn || v != c.version {
+		c.gen++
+		c.entries = map[string]authEntry{}
+		c.version = v
+		c.on = true
+	}
+	c.freshAt = start
+	return turnedOn
+}
+
 // authSettle is how long a committed authentication change waits before
-// its call returns, on PostgreSQL: its notification reaches the listening
-// instances within a millisecond or two, so by the time the caller (an
-// operator, the other instance's client) can act on the change, every
-// instance has dropped what it cached. Such changes are rare: a rotation, a
-// deactivation, a sign out, a test clock move.
-const authSettle = 50 * time.Millisecond
+// its call returns: on PostgreSQL its notification reaches the listening
+// instances within a millisecond or two; on SQLite a poll that starts after
+// the commit ends within authPoll plus a read, and entries older than
+// authMaxAge are not served, so any answer from a cache after authSettle
+// reflects the change. Such changes are rare: a rotation, a deactivation, a
+// sign out, a test clock move.
+const (
+	authSettle = 50 * time.Millisecond
+	authPoll   = 10 * time.Millisecond
+	authMaxAge = 30 * time.Millisecond
+)
 
 // forgetMerchant drops a merchant's cached authentications ("" all of them)
 // after a change this process committed, and lets the change settle on the
@@ -123,12 +164,16 @@ func (s *Store) forgetMerchant(merchantID string) {
 }
 
 // ListenAuth keeps the authenticated-merchant cache on for as long as ctx
-// lives, on PostgreSQL: it listens for merchant and token changes and
-// drops what they touch, reconnecting after a lost connection (the cache
-// is off meanwhile). On SQLite it returns at once. onListening, if set, is
-// called each time the listener is (re)established.
+// lives: on PostgreSQL it listens for merchant and token changes and drops
+// what they touch, reconnecting after a lost connection; on SQLite it polls
+// auth_version. The cache is off while neither works. onListening, if
+// set, is called each time the cache turns on.
 func (s *Store) ListenAuth(ctx context.Context, log *slog.Logger, onListening func()) {
-	if s.engine != Postgres || s.url == "" {
+	if s.engine == SQLite {
+		s.pollAuth(ctx, log, onListening)
+		return
+	}
+	if s.url == "" {
 		return
 	}
 	for ctx.Err() == nil {
@@ -167,5 +212,38 @@ func (s *Store) listenAuthOnce(ctx context.Context, onListening func()) error {
 			return err
 		}
 		s.auth.drop(n.Payload)
+	}
+}
+
+// pollAuth is ListenAuth on SQLite.
+func (s *Store) pollAuth(ctx context.Context, log *slog.Logger, onListening func()) {
+	defer s.auth.setOn(false)
+	tick := time.NewTicker(authPoll)
+	defer tick.Stop()
+	failing := false
+	for {
+		start := time.Now()
+		var v int64
+		err := s.queryRow(ctx, "SELECT v FROM auth_version").Scan(&v)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			// Not confirmed: past authMaxAge the entries are not served.
+			if !failing {
+				log.Warn("auth cache off: cannot read auth_version; authenticating from the database", "err", err)
+			}
+			failing = true
+		default:
+			failing = false
+			if s.auth.confirm(v, start) && onListening != nil {
+				onListening()
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,13 +15,19 @@ import (
 	"payd/internal/sqlstore/storetest"
 )
 
-// TestAuthCacheAcrossInstances: on PostgreSQL an instance answers repeated
+// TestAuthCacheAcrossInstances: an instance answers repeated
 // authentications from memory, and a secret rotated, a merchant
-// deactivated or a clock advanced by another process (an operator command,
-// another instance) is seen by the very next authentication.
+// deactivated, a clock advanced or a token revoked by another process (an
+// operator command, another instance) is seen by the very next
+// authentication, on both engines.
 func TestAuthCacheAcrossInstances(t *testing.T) {
-	a, u := storetest.Postgres(t) // the serving instance, listening
-	b, err := sqlstore.Open(u)    // another process: no listener of its own
+	storetest.Engines(t, func(t *testing.T, a *sqlstore.Store, u string) { testAuthCacheAcrossInstances(t, a, u) })
+}
+
+func testAuthCacheAcrossInstances(t *testing.T, a *sqlstore.Store, u string) {
+	// a is the serving instance, listening; b another process with no
+	// listener of its own.
+	b, err := sqlstore.Open(u)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,23 +62,43 @@ func TestAuthCacheAcrossInstances(t *testing.T) {
 
 	// Served from memory: with the token's row gone behind the triggers'
 	// back, the cached authentication still answers.
-	raw, err := sql.Open("pgx", u)
+	driver, dsn := "pgx", u
+	off, on := []string{"ALTER TABLE tokens DISABLE TRIGGER tokens_auth_changed"}, []string{"ALTER TABLE tokens ENABLE TRIGGER tokens_auth_changed"}
+	if a.Engine() == sqlstore.SQLite {
+		driver, dsn = "sqlite", "file:"+strings.TrimPrefix(u, "sqlite:")+"?_pragma=busy_timeout(10000)"
+		off = []string{"DROP TRIGGER tokens_auth_deleted"}
+		on = []string{"CREATE TRIGGER tokens_auth_deleted AFTER DELETE ON tokens BEGIN UPDATE auth_version SET v = v + 1; END"}
+	}
+	raw, err := sql.Open(driver, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer raw.Close()
-	rawExec := func(q string) {
+	rawExec := func(qs ...string) {
 		t.Helper()
-		if _, err := raw.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
+		for _, q := range qs {
+			if _, err := raw.Exec(q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
 		}
 	}
-	rawExec("ALTER TABLE tokens DISABLE TRIGGER tokens_auth_changed")
+	rawExec(off...)
 	rawExec("DELETE FROM tokens")
+	time.Sleep(100 * time.Millisecond) // past any poll: the cache is still on
 	if got, err := auth(); err != nil || got.ID != m.ID {
 		t.Fatalf("a repeated authentication should come from memory: %v %v", got, err)
 	}
-	rawExec("ALTER TABLE tokens ENABLE TRIGGER tokens_auth_changed")
+	if a.Engine() == sqlstore.SQLite {
+		// A poll that cannot confirm nothing changed turns the cache off
+		// by itself: the deleted token is refused from the database.
+		rawExec("ALTER TABLE auth_version RENAME TO auth_version_away")
+		time.Sleep(100 * time.Millisecond)
+		if _, err := auth(); !errors.Is(err, payd.ErrNotFound) {
+			t.Fatalf("with the poll failing the cache should be off: %v", err)
+		}
+		rawExec("ALTER TABLE auth_version_away RENAME TO auth_version")
+	}
+	rawExec(on...)
 	if tok, err = b.IssueToken(ctx, m, time.Hour, now); err != nil {
 		t.Fatal(err)
 	}

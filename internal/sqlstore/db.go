@@ -102,7 +102,8 @@ func Open(url string) (*Store, error) {
 	}
 	r.SetMaxOpenConns(8)
 	r.SetMaxIdleConns(8)
-	s := &Store{engine: SQLite, w: w, r: r, jobs: make(chan writeJob), closed: make(chan struct{})}
+	s := &Store{engine: SQLite, w: w, r: r, jobs: make(chan writeJob), closed: make(chan struct{}),
+		auth: &authCache{entries: map[string]authEntry{}, maxAge: authMaxAge}}
 	s.wg.Add(1)
 	go s.groupCommitter()
 	return s, nil
