@@ -61,6 +61,7 @@ func (s *Store) groupCommitter() {
 			}
 		}
 		s.runBatch(batch)
+		s.wstmts.prepare(s.w)
 	}
 }
 
