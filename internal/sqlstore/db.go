@@ -45,6 +45,7 @@ type Store struct {
 	binds  sync.Map
 	stmts  stmtCache
 	wstmts writeStmts // SQLite
+	rtps   rtpReader  // PostgreSQL
 	// notify is called after a transaction that queued callbacks or
 	// refunds commits, so the background loops can start at once.
 	notify func()
@@ -77,7 +78,9 @@ func Open(url string) (*Store, error) {
 		db.SetMaxOpenConns(32)
 		db.SetMaxIdleConns(32)
 		db.SetConnMaxIdleTime(5 * time.Minute)
-		return &Store{engine: Postgres, w: db, r: db, url: url, auth: &authCache{entries: map[string]authEntry{}}}, nil
+		s := &Store{engine: Postgres, w: db, r: db, url: url, auth: &authCache{entries: map[string]authEntry{}}, closed: make(chan struct{})}
+		s.rtps.s = s
+		return s, nil
 	}
 	path, ok := sqlitePath(url)
 	if !ok {

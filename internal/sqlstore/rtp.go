@@ -65,6 +65,17 @@ func (s *Store) CreateRTP(ctx context.Context, m *payd.Merchant, r *payd.RTP) er
 // RTP reads one of the merchant's RTPs as of now (expiry applied).
 // merchantID "" reads any merchant's (the public payer page).
 func (s *Store) RTP(ctx context.Context, merchantID, id string, now time.Time) (*payd.RTP, error) {
+	if s.engine == Postgres {
+		r, err := s.rtps.read(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if merchantID != "" && r.MerchantID != merchantID {
+			return nil, payd.ErrNotFound
+		}
+		r.Observe(now)
+		return r, nil
+	}
 	q := "SELECT " + rtpCols + " FROM rtps WHERE id = ?"
 	args := []any{id}
 	if merchantID != "" {
