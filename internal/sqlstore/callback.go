@@ -43,10 +43,16 @@ func (t *tx) insertCallback(ctx context.Context, c *payd.Callback) error {
 	if len(objects) == 0 {
 		objects = []string{c.SubjectID}
 	}
+	// One statement for all of them: a round trip each was a tenth of an
+	// RTP acceptance's on PostgreSQL.
+	q := "INSERT INTO callback_objects (object_id, callback_id) VALUES " +
+		strings.TrimSuffix(strings.Repeat("(?, ?), ", len(objects)), ", ") + " ON CONFLICT DO NOTHING"
+	args := make([]any, 0, 2*len(objects))
 	for _, id := range objects {
-		if _, err := t.exec(ctx, "INSERT INTO callback_objects (object_id, callback_id) VALUES (?, ?) ON CONFLICT DO NOTHING", id, c.ID); err != nil {
-			return fmt.Errorf("queue callback: %w", err)
-		}
+		args = append(args, id, c.ID)
+	}
+	if _, err := t.exec(ctx, q, args...); err != nil {
+		return fmt.Errorf("queue callback: %w", err)
 	}
 	return nil
 }
