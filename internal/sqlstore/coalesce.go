@@ -90,16 +90,7 @@ func (c *rtpReader) run() {
 		case <-c.s.closed:
 			return
 		}
-		batch = append(batch[:0], first)
-	drain:
-		for len(batch) < coalesceMax {
-			select {
-			case q := <-c.queue:
-				batch = append(batch, q)
-			default:
-				break drain
-			}
-		}
+		batch = gather(batch, first, c.queue, coalesceMax)
 		c.serve(batch)
 	}
 }
