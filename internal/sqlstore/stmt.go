@@ -107,10 +107,9 @@ func (c *writeStmts) prepare(db *sql.DB) {
 	c.want = nil
 	c.mu.Unlock()
 	for q := range want {
-		st, err := db.Prepare(q)
-		if err != nil {
-			continue // it keeps running unprepared, where its error shows
-		}
+		// A statement that does not prepare is kept as nil: it runs
+		// unprepared, where its error shows, and is not tried again.
+		st, _ := db.Prepare(q)
 		c.mu.Lock()
 		if c.m == nil {
 			c.m = map[string]*sql.Stmt{}
@@ -124,7 +123,9 @@ func (c *writeStmts) close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, st := range c.m {
-		st.Close()
+		if st != nil {
+			st.Close()
+		}
 	}
 	c.m = nil
 }
