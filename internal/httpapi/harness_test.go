@@ -74,22 +74,15 @@ func (e *env) dbText() string {
 		if err != nil {
 			e.t.Fatalf("%s: %v", table, err)
 		}
-		cols, _ := rows.Columns()
-		for rows.Next() {
-			vals := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			rows.Scan(ptrs...)
+		lines, err := storetest.Values(rows)
+		if err != nil {
+			e.t.Fatalf("%s: %v", table, err)
+		}
+		for _, vals := range lines {
 			for _, v := range vals {
-				if bs, ok := v.([]byte); ok {
-					v = string(bs)
-				}
 				fmt.Fprintf(&b, "%v\n", v)
 			}
 		}
-		rows.Close()
 	}
 	return b.String()
 }

@@ -104,6 +104,10 @@ type Attempt struct {
 	ResponseBody string // the first 4 KiB of the answer
 }
 
+// OK reports whether the attempt delivered the callback: an answer 200
+// (spec §6: any other status is a failure).
+func (a Attempt) OK() bool { return a.Error == "" && a.StatusCode == 200 }
+
 // RecordAttempt records an attempt made under owner's lease and moves the
 // callback on: delivered on success, else pending until next, or failed
 // when next is zero (schedule exhausted). It returns payd.ErrConflict when
@@ -137,7 +141,7 @@ func (s *Store) RecordAttempts(ctx context.Context, owner string, rs []Recorded)
 		a := r.Attempt
 		state, delivered := payd.CallbackPending, any(nil)
 		switch {
-		case a.Error == "" && a.StatusCode == 200:
+		case a.OK():
 			state, delivered = payd.CallbackDelivered, ms(a.StartedAt.Add(a.Duration))
 		case r.Next.IsZero():
 			state = payd.CallbackFailed
@@ -151,7 +155,7 @@ func (s *Store) RecordAttempts(ctx context.Context, owner string, rs []Recorded)
 	}
 	err = s.inTx(ctx, func(t *tx) error {
 		lost = lost[:0]
-		rows, err := t.query(ctx, `UPDATE callbacks SET state = v.column2, attempts = v.column3, next_attempt_at = v.column4,
+		rows, err := t.varyingText().query(ctx, `UPDATE callbacks SET state = v.column2, attempts = v.column3, next_attempt_at = v.column4,
 			delivered_at = v.column5, last_status = v.column6, last_error = v.column7, lease_owner = NULL, lease_until = NULL
 			FROM (VALUES `+strings.Join(vals, ", ")+`) AS v
 			WHERE callbacks.id = v.column1 AND callbacks.lease_owner = ? AND callbacks.state = 'pending'
@@ -187,7 +191,7 @@ func (s *Store) RecordAttempts(ctx context.Context, owner string, rs []Recorded)
 		if len(ins) == 0 {
 			return nil
 		}
-		_, err = t.exec(ctx, `INSERT INTO callback_attempts (callback_id, attempt, started_at, duration_ms, status_code, error, instance, response_body)
+		_, err = t.varyingText().exec(ctx, `INSERT INTO callback_attempts (callback_id, attempt, started_at, duration_ms, status_code, error, instance, response_body)
 			VALUES `+strings.Join(ins, ", "), iargs...)
 		return err
 	})

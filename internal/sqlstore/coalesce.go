@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"payd/internal/batch"
 	"time"
 
 	"payd"
@@ -82,7 +84,7 @@ func (c *rtpReader) read(ctx context.Context, id string) (*payd.RTP, error) {
 }
 
 func (c *rtpReader) run() {
-	batch := make([]rtpRead, 0, coalesceMax)
+	reads := make([]rtpRead, 0, coalesceMax)
 	for {
 		var first rtpRead
 		select {
@@ -90,14 +92,14 @@ func (c *rtpReader) run() {
 		case <-c.s.closed:
 			return
 		}
-		batch = gather(batch, first, c.queue, coalesceMax)
-		c.serve(batch)
+		reads = batch.Gather(reads, first, c.queue, coalesceMax)
+		c.serve(reads)
 	}
 }
 
-func (c *rtpReader) serve(batch []rtpRead) {
-	ids := make([]string, len(batch))
-	for i, q := range batch {
+func (c *rtpReader) serve(reads []rtpRead) {
+	ids := make([]string, len(reads))
+	for i, q := range reads {
 		ids[i] = q.id
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), coalesceTimeout)
@@ -119,7 +121,7 @@ func (c *rtpReader) serve(batch []rtpRead) {
 			err = rows.Err()
 		}
 	}
-	for _, q := range batch {
+	for _, q := range reads {
 		res := rtpReadResult{err: err}
 		if err == nil {
 			if r, ok := found[q.id]; ok {

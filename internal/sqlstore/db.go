@@ -197,15 +197,21 @@ func (s *Store) skipLocked() string {
 
 // tx is a transaction whose queries are rebound for the engine.
 type tx struct {
-	s  *Store
-	tx *sql.Tx
+	s       *Store
+	tx      *sql.Tx
+	varying bool // see varyingText
 }
+
+// varyingText is the transaction for statements whose text changes with
+// their length (multi-row VALUES lists): they are never prepared, so they
+// cannot fill writeStmts and keep the fixed statements out.
+func (t *tx) varyingText() *tx { return &tx{s: t.s, tx: t.tx, varying: true} }
 
 // stmt is q prepared and bound to the transaction, on SQLite once the
 // group committer has prepared it (writeStmts); nil runs q unprepared.
 func (t *tx) stmt(ctx context.Context, q string) *sql.Stmt {
-	if t.s.jobs == nil {
-		return nil // PostgreSQL's driver caches statements itself
+	if t.s.jobs == nil || t.varying {
+		return nil // PostgreSQL's driver caches statements itself; see varyingText
 	}
 	if st := t.s.wstmts.get(q); st != nil {
 		return t.tx.StmtContext(ctx, st)

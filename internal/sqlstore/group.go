@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"payd/internal/batch"
 )
 
 // Group commit, for SQLite.
@@ -50,7 +52,7 @@ func (s *Store) groupCommitter() {
 		case <-s.closed:
 			return
 		}
-		s.runBatch(gather(nil, first, s.jobs, maxBatch))
+		s.runBatch(batch.Gather(nil, first, s.jobs, maxBatch))
 		s.wstmts.prepare(s.w)
 	}
 }
@@ -101,20 +103,4 @@ func (s *Store) runBatch(batch []writeJob) {
 	for i, j := range batch {
 		j.done <- results[i]
 	}
-}
-
-// gather is first and whatever else is already queued on ch, up to max,
-// in batch's storage: the natural batching of group commit and of
-// coalesced reads, which never waits for a batch to fill.
-func gather[T any](batch []T, first T, ch <-chan T, max int) []T {
-	batch = append(batch[:0], first)
-	for len(batch) < max {
-		select {
-		case j := <-ch:
-			batch = append(batch, j)
-		default:
-			return batch
-		}
-	}
-	return batch
 }

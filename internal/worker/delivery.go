@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"payd"
+	"payd/internal/batch"
 	"payd/internal/sqlstore"
 	"payd/internal/webhook"
 )
@@ -106,21 +107,10 @@ func (d *Delivery) RunOnce(ctx context.Context) (int, error) {
 	recorded := make(chan struct{})
 	go func() {
 		defer close(recorded)
+		var buf []sqlstore.Recorded
 		for r := range done {
-			batch := []sqlstore.Recorded{r}
-		more:
-			for {
-				select {
-				case r, ok := <-done:
-					if !ok {
-						break more
-					}
-					batch = append(batch, r)
-				default:
-					break more
-				}
-			}
-			d.record(ctx, batch)
+			buf = batch.Gather(buf, r, done, len(cbs))
+			d.record(ctx, buf)
 		}
 	}()
 	sem := make(chan struct{}, d.Parallel)
@@ -177,7 +167,7 @@ func (d *Delivery) record(ctx context.Context, batch []sqlstore.Recorded) {
 		d.Log.Warn("callback lease lost before the attempt was recorded", "callback_id", batch[i].Callback.ID, "attempt", batch[i].Attempt.Number)
 	}
 	for i, r := range batch {
-		if !gone[i] && (r.Attempt.Error != "" || r.Attempt.StatusCode != 200) {
+		if !gone[i] && !r.Attempt.OK() {
 			d.Log.Info("callback attempt failed", "callback_id", r.Callback.ID, "attempt", r.Attempt.Number,
 				"status", r.Attempt.StatusCode, "error", r.Attempt.Error, "final", r.Next.IsZero())
 		}

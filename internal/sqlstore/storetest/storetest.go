@@ -102,3 +102,31 @@ func open(t testing.TB, u string) *sqlstore.Store {
 	}
 	return s
 }
+
+// Values reads every row of rows as its column values, bytes as strings,
+// and closes rows: for tests that read tables or plans of any shape.
+func Values(rows *sql.Rows) ([][]any, error) {
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	var out [][]any
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		for i, v := range vals {
+			if b, ok := v.([]byte); ok {
+				vals[i] = string(b)
+			}
+		}
+		out = append(out, vals)
+	}
+	return out, rows.Err()
+}
