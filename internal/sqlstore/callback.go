@@ -32,7 +32,7 @@ func scanCallback(sc scanner) (*payd.Callback, error) {
 // insertCallback queues a callback in the outbox, inside the transaction of
 // the change that causes it.
 func (t *tx) insertCallback(ctx context.Context, c *payd.Callback) error {
-	_, err := t.exec(ctx, `INSERT INTO callbacks (id, merchant_id, event, subject_id, object_id, url, body, ts, signature, state,
+	err := t.write(ctx, -1, nil, `INSERT INTO callbacks (id, merchant_id, event, subject_id, object_id, url, body, ts, signature, state,
 		attempts, next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)`,
 		c.ID, c.MerchantID, string(c.Event), c.SubjectID, nullStr(c.ObjectID), c.URL, string(c.Body), c.Timestamp, c.Signature,
 		ms(c.NextAttemptAt), ms(c.CreatedAt))
@@ -51,7 +51,7 @@ func (t *tx) insertCallback(ctx context.Context, c *payd.Callback) error {
 	for _, id := range objects {
 		args = append(args, id, c.ID)
 	}
-	if _, err := t.exec(ctx, q, args...); err != nil {
+	if err := t.write(ctx, -1, nil, q, args...); err != nil {
 		return fmt.Errorf("queue callback: %w", err)
 	}
 	return nil

@@ -46,6 +46,7 @@ type Store struct {
 	stmts  stmtCache
 	wstmts writeStmts // SQLite
 	rtps   rtpReader  // PostgreSQL
+	refs   refs       // PostgreSQL: payment references drawn ahead
 	// notify is called after a transaction that queued callbacks or
 	// refunds commits, so the background loops can start at once.
 	notify func()
@@ -199,13 +200,14 @@ func (s *Store) skipLocked() string {
 type tx struct {
 	s       *Store
 	tx      *sql.Tx
-	varying bool // see varyingText
+	varying bool    // see varyingText
+	later   *writes // see tx.write
 }
 
 // varyingText is the transaction for statements whose text changes with
 // their length (multi-row VALUES lists): they are never prepared, so they
 // cannot fill writeStmts and keep the fixed statements out.
-func (t *tx) varyingText() *tx { return &tx{s: t.s, tx: t.tx, varying: true} }
+func (t *tx) varyingText() *tx { return &tx{s: t.s, tx: t.tx, varying: true, later: t.later} }
 
 // stmt is q prepared and bound to the transaction, on SQLite once the
 // group committer has prepared it (writeStmts); nil runs q unprepared.
@@ -220,6 +222,9 @@ func (t *tx) stmt(ctx context.Context, q string) *sql.Stmt {
 }
 
 func (t *tx) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	if err := t.flush(ctx); err != nil {
+		return nil, err
+	}
 	if st := t.stmt(ctx, q); st != nil {
 		return st.ExecContext(ctx, args...)
 	}
@@ -227,13 +232,19 @@ func (t *tx) exec(ctx context.Context, q string, args ...any) (sql.Result, error
 }
 
 func (t *tx) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if err := t.flush(ctx); err != nil {
+		return nil, err
+	}
 	if st := t.stmt(ctx, q); st != nil {
 		return st.QueryContext(ctx, args...)
 	}
 	return t.tx.QueryContext(ctx, t.s.rebind(q), args...)
 }
 
+// queryRow cannot return an error of the writes it sends first: that error
+// stays with the transaction, which then ends with it (tx.end).
 func (t *tx) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	t.flush(ctx)
 	if st := t.stmt(ctx, q); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}
@@ -281,8 +292,8 @@ func (s *Store) soloTx(ctx context.Context, f func(*tx) error) error {
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	t := &tx{s: s, tx: sqlTx}
-	if err := f(t); err != nil {
+	t := &tx{s: s, tx: sqlTx, later: &writes{}}
+	if err := t.end(ctx, f(t)); err != nil {
 		sqlTx.Rollback()
 		return err
 	}

@@ -15,7 +15,7 @@ func (t *tx) event(ctx context.Context, merchantID, object, id, from, to string,
 	if from == to {
 		return nil
 	}
-	_, err := t.exec(ctx, "INSERT INTO events (merchant_id, object, object_id, from_status, to_status, at, cause) VALUES (?, ?, ?, ?, ?, ?, ?)",
+	err := t.write(ctx, -1, nil, "INSERT INTO events (merchant_id, object, object_id, from_status, to_status, at, cause) VALUES (?, ?, ?, ?, ?, ?, ?)",
 		merchantID, object, id, from, to, ms(at), string(payd.CauseOf(ctx)))
 	if err != nil {
 		return fmt.Errorf("record event: %w", err)

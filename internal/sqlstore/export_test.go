@@ -1,5 +1,11 @@
 package sqlstore
 
+import (
+	"context"
+
+	"payd"
+)
+
 // CoalescedStatements is how many statements have served RTP reads by id
 // on PostgreSQL (coalesce.go).
 func (s *Store) CoalescedStatements() int64 { return s.rtps.statements.Load() }
@@ -16,4 +22,33 @@ func (s *Store) PreparedWrites() []string {
 		}
 	}
 	return out
+}
+
+// WriteTx is a write transaction as the store's use cases see it, for
+// testing the writes sent together (writes.go).
+type WriteTx struct{ t *tx }
+
+// InWriteTx runs f in a write transaction.
+func (s *Store) InWriteTx(ctx context.Context, f func(WriteTx) error) error {
+	return s.inTx(ctx, func(t *tx) error { return f(WriteTx{t}) })
+}
+
+// Write runs or queues a write that must affect want rows (-1: any), or
+// end the transaction with payd.ErrConflict.
+func (w WriteTx) Write(ctx context.Context, want int64, q string, args ...any) error {
+	return w.t.write(ctx, want, payd.ErrConflict, q, args...)
+}
+
+// Queued is how many writes wait to be sent.
+func (w WriteTx) Queued() int {
+	if w.t.later == nil {
+		return 0
+	}
+	return len(w.t.later.q)
+}
+
+// Count runs a statement answering one number, in the transaction.
+func (w WriteTx) Count(ctx context.Context, q string, args ...any) (n int64, err error) {
+	err = w.t.queryRow(ctx, q, args...).Scan(&n)
+	return n, err
 }

@@ -21,20 +21,43 @@ func (t *tx) merchant(ctx context.Context, id string) (*payd.Merchant, error) {
 	return t.s.scanMerchant(t.queryRow(ctx, "SELECT "+merchantCols+" FROM merchants m WHERE m.id = ?", id))
 }
 
+// lockRTPOf loads an RTP under its row lock (as lockRTP) and its merchant,
+// in one statement.
+func (t *tx) lockRTPOf(ctx context.Context, merchantID, id string) (*payd.RTP, *payd.Merchant, error) {
+	q := "SELECT " + rtpColsR + ", " + merchantCols + " FROM rtps r JOIN merchants m ON m.id = r.merchant_id WHERE r.id = ?"
+	args := []any{id}
+	if merchantID != "" {
+		q += " AND r.merchant_id = ?"
+		args = append(args, merchantID)
+	}
+	if t.s.engine == Postgres {
+		q += " FOR UPDATE OF r"
+	}
+	var m *payd.Merchant
+	r, err := scanRTP(scanFunc(func(rtp ...any) error {
+		var err error
+		m, err = t.s.scanMerchant(scanFunc(func(merchant ...any) error {
+			return t.queryRow(ctx, q, args...).Scan(append(rtp, merchant...)...)
+		}))
+		return err
+	}))
+	if err != nil {
+		return nil, nil, notFound(err)
+	}
+	return r, m, nil
+}
+
 // CreditRTP records the payer's acceptance of an RTP and its payment.
 func (s *Store) CreditRTP(ctx context.Context, merchantID string, c payd.Credit, now time.Time) (*payd.RTP, *payd.Payment, error) {
 	var r *payd.RTP
 	var p *payd.Payment
 	queued := false
 	err := s.inTx(ctx, func(t *tx) error {
-		var err error
-		if r, err = t.lockRTP(ctx, merchantID, c.TargetID); err != nil {
-			return err
-		}
-		m, err := t.merchant(ctx, r.MerchantID)
+		r0, m, err := t.lockRTPOf(ctx, merchantID, c.TargetID)
 		if err != nil {
 			return err
 		}
+		r = r0
 		from := r.Status
 		var cb *payd.Callback
 		if p, cb, err = payd.ApplyRTPCredit(m, r, c, now); err != nil {
@@ -62,14 +85,11 @@ func (s *Store) CreditRTP(ctx context.Context, merchantID string, c payd.Credit,
 func (s *Store) RejectRTP(ctx context.Context, merchantID, id string, now time.Time) (*payd.RTP, error) {
 	var r *payd.RTP
 	err := s.inTx(ctx, func(t *tx) error {
-		var err error
-		if r, err = t.lockRTP(ctx, merchantID, id); err != nil {
-			return err
-		}
-		m, err := t.merchant(ctx, r.MerchantID)
+		r0, m, err := t.lockRTPOf(ctx, merchantID, id)
 		if err != nil {
 			return err
 		}
+		r = r0
 		from := r.Status
 		if err := payd.ApplyRTPRejection(m, r, now); err != nil {
 			return err

@@ -14,6 +14,9 @@ import (
 const rtpCols = `id, merchant_id, alias, amount, currency, description, order_id, terminal_id, callback_url,
 	redirect_url, status, cancel_reason, pay_id, auto_action, auto_at, created_at, updated_at, expires_at`
 
+// rtpColsR is rtpCols of the table named r.
+var rtpColsR = "r." + strings.Join(strings.Split(strings.Join(strings.Fields(rtpCols), " "), ", "), ", r.")
+
 func scanRTP(sc scanner) (*payd.RTP, error) {
 	var r payd.RTP
 	var order, term, cb, redir, reason, pay, auto sql.NullString
@@ -101,14 +104,11 @@ func (t *tx) lockRTP(ctx context.Context, merchantID, id string) (*payd.RTP, err
 // saveRTP writes an RTP's transition, guarded by the status it was loaded
 // with, so that of concurrent transitions exactly one takes effect.
 func (t *tx) saveRTP(ctx context.Context, r *payd.RTP, from payd.RTPStatus) error {
-	res, err := t.exec(ctx, `UPDATE rtps SET status = ?, cancel_reason = ?, pay_id = ?, auto_action = ?, updated_at = ?
+	err := t.write(ctx, 1, payd.ErrConflict, `UPDATE rtps SET status = ?, cancel_reason = ?, pay_id = ?, auto_action = ?, updated_at = ?
 		WHERE id = ? AND status = ?`, string(r.Status), nullStr(r.CancelReason), nullStr(r.PayID), nullStr(r.AutoAction),
 		ms(r.UpdatedAt), r.ID, string(from))
 	if err != nil {
 		return fmt.Errorf("save rtp %s: %w", r.ID, err)
-	}
-	if n, _ := res.RowsAffected(); n != 1 {
-		return payd.ErrConflict
 	}
 	return t.event(ctx, r.MerchantID, payd.ObjectRTP, r.ID, string(from), string(r.Status), r.UpdatedAt)
 }

@@ -1,0 +1,121 @@
+package sqlstore_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"payd"
+	"payd/internal/sqlstore"
+	"payd/internal/sqlstore/storetest"
+)
+
+// TestWritesSentTogether: on PostgreSQL a transaction's writes wait and go
+// to the server together (writes.go), on SQLite they run at once; on both,
+// a read in the transaction sees the writes before it, a write that must
+// change one row and changes none ends the transaction with a conflict,
+// and a failing write rolls back everything the transaction wrote, with
+// its own error.
+func TestWritesSentTogether(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, url string) {
+		pg := strings.HasPrefix(url, "postgres")
+		leases := func() int64 {
+			t.Helper()
+			var n int64
+			if err := s.InWriteTx(ctx, func(w sqlstore.WriteTx) (err error) {
+				n, err = w.Count(ctx, "SELECT count(*) FROM leases WHERE name LIKE 'wt-%'")
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		const ins = "INSERT INTO leases (name, owner, until) VALUES (?, ?, ?)"
+
+		// Queued on PostgreSQL, read back in the same transaction, committed.
+		err := s.InWriteTx(ctx, func(w sqlstore.WriteTx) error {
+			if err := w.Write(ctx, -1, ins, "wt-a", "me", 1); err != nil {
+				return err
+			}
+			if err := w.Write(ctx, -1, ins, "wt-b", "me", 1); err != nil {
+				return err
+			}
+			if want := map[bool]int{true: 2, false: 0}[pg]; w.Queued() != want {
+				t.Errorf("queued %d writes, want %d", w.Queued(), want)
+			}
+			n, err := w.Count(ctx, "SELECT count(*) FROM leases WHERE name LIKE 'wt-%'")
+			if n != 2 || w.Queued() != 0 {
+				t.Errorf("read after the writes: %d rows, %d still queued; want 2, 0", n, w.Queued())
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := leases(); n != 2 {
+			t.Fatalf("committed %d rows, want 2", n)
+		}
+		// A guarded update of a row written before the transaction.
+		err = s.InWriteTx(ctx, func(w sqlstore.WriteTx) error {
+			return w.Write(ctx, 1, "UPDATE leases SET until = ? WHERE name = ?", 2, "wt-a")
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.InWriteTx(ctx, func(w sqlstore.WriteTx) error {
+			n, err := w.Count(ctx, "SELECT until FROM leases WHERE name = ?", "wt-a")
+			if n != 2 {
+				t.Errorf("updated until = %d, want 2", n)
+			}
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		// Sent together, the update cannot see the insert queued with it:
+		// on PostgreSQL it changed no row and the transaction says so.
+		// (That is why queued writes must not depend on each other.)
+		err = s.InWriteTx(ctx, func(w sqlstore.WriteTx) error {
+			if err := w.Write(ctx, -1, ins, "wt-c", "me", 1); err != nil {
+				return err
+			}
+			return w.Write(ctx, 1, "UPDATE leases SET until = ? WHERE name = ?", 2, "wt-c")
+		})
+		if pg != errors.Is(err, payd.ErrConflict) {
+			t.Errorf("an update of a row inserted in the same batch: %v (PostgreSQL: want a conflict; SQLite: none)", err)
+		}
+		if n := leases(); n != map[bool]int64{true: 2, false: 3}[pg] {
+			t.Fatalf("after the dependent update: %d rows", n)
+		}
+
+		// A write that must change one row and changes none: nothing of
+		// the transaction stays, even what was written before it.
+		err = s.InWriteTx(ctx, func(w sqlstore.WriteTx) error {
+			if err := w.Write(ctx, -1, ins, "wt-d", "me", 1); err != nil {
+				return err
+			}
+			return w.Write(ctx, 1, "UPDATE leases SET until = ? WHERE name = ?", 3, "wt-missing")
+		})
+		if !errors.Is(err, payd.ErrConflict) {
+			t.Errorf("guarded update of no row: %v, want a conflict", err)
+		}
+		// A failing write (a duplicate key) ends the transaction with its
+		// own error, even when the function went on to read and failed
+		// for that reason only.
+		err = s.InWriteTx(ctx, func(w sqlstore.WriteTx) error {
+			if err := w.Write(ctx, -1, ins, "wt-e", "me", 1); err != nil {
+				return err
+			}
+			if err := w.Write(ctx, -1, ins, "wt-a", "me", 1); err != nil {
+				return err
+			}
+			_, err := w.Count(ctx, "SELECT count(*) FROM leases")
+			return err
+		})
+		if err == nil || !strings.Contains(strings.ToLower(err.Error()), "unique") {
+			t.Errorf("duplicate key: %v, want the unique violation", err)
+		}
+		if n := leases(); n != map[bool]int64{true: 2, false: 3}[pg] {
+			t.Errorf("after the failed transactions: %d rows; their writes must not stay", n)
+		}
+	})
+}
