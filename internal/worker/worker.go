@@ -40,6 +40,36 @@ func Run(ctx context.Context, log *slog.Logger, name string, interval time.Durat
 	}
 }
 
+// Paced is pass for housekeeping whose backlog must not crowd out the
+// requests: after a pass that did a full batch (n >= full) it waits rest
+// times as long as that pass took before running the next, so a backlog
+// takes at most 1/(rest+1) of the time. Expiry is such work: reads apply
+// expiry themselves, so a stored status may lag. A server started on a
+// database with tens of thousands of overdue RTPs otherwise wrote their
+// expiries back to back, and on SQLite, whose writes share one connection,
+// the API's writes fell to a twentieth of their rate until it was done.
+func Paced(full, rest int, pass Pass) Pass {
+	var wait time.Duration
+	return func(ctx context.Context) (int, error) {
+		if wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return 0, ctx.Err()
+			case <-t.C:
+			}
+		}
+		start := time.Now()
+		n, err := pass(ctx)
+		wait = 0
+		if err == nil && n >= full {
+			wait = time.Duration(rest) * time.Since(start)
+		}
+		return n, err
+	}
+}
+
 // Waker coalesces wake-up calls into a channel a loop selects on.
 type Waker chan struct{}
 
