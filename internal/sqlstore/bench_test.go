@@ -1,6 +1,8 @@
 package sqlstore_test
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,6 +35,52 @@ func BenchmarkCreateRTP(b *testing.B) {
 					}
 				}
 			})
+		})
+	}
+}
+
+// BenchmarkRTPList is one page of 50 with its count, for every list shape
+// the benchmarks time, on one merchant's 10,000 of 100,000 RTPs (the
+// per-merchant size of BENCHMARKS.md's 1M runs), on each engine:
+// go test -run '^$' -bench RTPList -benchtime 200x ./internal/sqlstore/
+func BenchmarkRTPList(b *testing.B) {
+	for _, engine := range []string{"sqlite", "postgres"} {
+		b.Run(engine, func(b *testing.B) {
+			var s *sqlstore.Store
+			if engine == "sqlite" {
+				s, _ = storetest.SQLite(b)
+			} else {
+				s, _ = storetest.Postgres(b)
+			}
+			var ms []string
+			for i := 0; i < 10; i++ {
+				c, err := s.CreateMerchant(ctx, sqlstore.MerchantOptions{Name: "b"}, storetest.Epoch)
+				if err != nil {
+					b.Fatal(err)
+				}
+				ms = append(ms, c.MerchantID)
+			}
+			if err := s.SeedRTPs(ctx, ms, 100_000, storetest.Epoch); err != nil {
+				b.Fatal(err)
+			}
+			shapes := sqlstore.RTPListShapes(storetest.Epoch)
+			names := make([]string, 0, len(shapes))
+			for name := range shapes {
+				names = append(names, name)
+			}
+			slices.Sort(names)
+			for _, name := range names {
+				f := shapes[name]
+				// The third merchant's descriptions include the searched word.
+				f.MerchantID, f.Count = ms[2], 50
+				b.Run(strings.ReplaceAll(name, " ", "_"), func(b *testing.B) {
+					for b.Loop() {
+						if _, _, err := s.RTPs(ctx, f, storetest.Epoch); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
 		})
 	}
 }

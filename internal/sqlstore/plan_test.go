@@ -77,7 +77,7 @@ func checkPlans(t *testing.T, s *Store, explain string, usesIndex func(plan stri
 	}
 	for name, f := range RTPListShapes(now) {
 		f.MerchantID, f.Count = "m0", 50
-		countQ, countArgs, q, args := s.rtpListQueries(f, now)
+		countQ, countArgs, q, args, _ := s.rtpListQueries(f, now)
 		for _, qa := range []struct {
 			what string
 			q    string

@@ -205,8 +205,10 @@ var rtpSortCols = map[string]string{
 	"orderId": "order_id", "amount": "amount", "createdAt": "created_at", "expiresAt": "expires_at",
 }
 
-// rtpListQueries builds the count and page queries of the RTP list.
-func (s *Store) rtpListQueries(f payd.RTPFilter, now time.Time) (countQ string, countArgs []any, listQ string, listArgs []any) {
+// rtpListQueries builds the count and page queries of the RTP list. When
+// counted, each row of the page also carries the count of every match, and
+// countQ is needed only for a page past the last match.
+func (s *Store) rtpListQueries(f payd.RTPFilter, now time.Time) (countQ string, countArgs []any, listQ string, listArgs []any, counted bool) {
 	var w where
 	w.add("merchant_id = ?", f.MerchantID)
 	w.opt("id = ?", f.RTPID)
@@ -242,18 +244,28 @@ func (s *Store) rtpListQueries(f payd.RTPFilter, now time.Time) (countQ string, 
 	if f.SortBy == "status" {
 		order := orderBy(rtpStatusExpr, false, f.Desc, "created_at", "id")
 		ids, args := s.rtpStatusPage(w, f, now)
-		return countQ, countArgs, "SELECT " + rtpCols + " FROM rtps WHERE id IN (" + ids + ")" + order, append(args, ms(now))
+		return countQ, countArgs, "SELECT " + rtpCols + " FROM rtps WHERE id IN (" + ids + ")" + order, append(args, ms(now)), false
 	}
 	col := rtpSortCols[f.SortBy]
 	if col == "" {
 		col = "created_at"
 	}
 	order := orderBy(col, col == "order_id", f.Desc, "created_at", "id")
+	if s.engine == Postgres && f.Description != "" && f.Count > 0 && col != "order_id" {
+		// A substring search rechecks every candidate row of the merchant
+		// whatever the page: on PostgreSQL the page counts the matches in
+		// that same scan (a window count) instead of a second one (4.3 ms
+		// instead of 7.6 for 10,000 RTPs, BenchmarkRTPList). On SQLite the
+		// window's sort of every match costs more than the second read of
+		// the index (6.1 ms against 5.2), so it counts apart.
+		return countQ, countArgs, "WITH p AS (SELECT id AS pid, COUNT(*) OVER () AS total FROM " + s.rtpsFor(f) + w.sql() + order +
+			s.limit(f.Count, f.Offset) + ") SELECT " + rtpCols + ", total FROM p JOIN rtps ON id = pid" + order, w.args, true
+	}
 	ids, args := "SELECT id FROM "+s.rtpsFor(f)+w.sql()+order+s.limit(f.Count, f.Offset), w.args
 	if col == "order_id" && f.Count > 0 {
 		ids, args = s.segmentPage(w, f, []segment{{cond: "order_id IS NULL", key: "order_id"}, {cond: "order_id IS NOT NULL", key: "order_id"}})
 	}
-	return countQ, countArgs, "SELECT " + rtpCols + " FROM rtps WHERE id IN (" + ids + ")" + order, args
+	return countQ, countArgs, "SELECT " + rtpCols + " FROM rtps WHERE id IN (" + ids + ")" + order, args, false
 }
 
 // rtpsFor is the table a page's ids are read from. A description search
@@ -357,7 +369,10 @@ func (s *Store) rtpStatusPage(w where, f payd.RTPFilter, now time.Time) (string,
 
 // RTPs lists the RTPs matching f as of now and counts all matches.
 func (s *Store) RTPs(ctx context.Context, f payd.RTPFilter, now time.Time) ([]*payd.RTP, int, error) {
-	countQ, countArgs, listQ, listArgs := s.rtpListQueries(f, now)
+	countQ, countArgs, listQ, listArgs, counted := s.rtpListQueries(f, now)
+	if counted {
+		return s.countedRTPs(ctx, countQ, countArgs, listQ, listArgs, f.Offset, now)
+	}
 	total, err := s.count(ctx, countQ, countArgs)
 	if err != nil {
 		return nil, 0, fmt.Errorf("count rtps: %w", err)
@@ -371,4 +386,29 @@ func (s *Store) RTPs(ctx context.Context, f payd.RTPFilter, now time.Time) ([]*p
 		r.Observe(now)
 	}
 	return out, total, err
+}
+
+// countedRTPs reads a page whose rows carry the count of every match. A
+// page past the last match has no row to carry it, and counts apart.
+func (s *Store) countedRTPs(ctx context.Context, countQ string, countArgs []any, listQ string, listArgs []any, offset int, now time.Time) ([]*payd.RTP, int, error) {
+	rows, err := s.query(ctx, listQ, listArgs...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list rtps: %w", err)
+	}
+	total := 0
+	out, err := scanAll(rows, func(sc scanner) (*payd.RTP, error) {
+		return scanRTP(scanFunc(func(dest ...any) error { return sc.Scan(append(dest, &total)...) }))
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("list rtps: %w", err)
+	}
+	if len(out) == 0 && offset > 0 {
+		if total, err = s.count(ctx, countQ, countArgs); err != nil {
+			return nil, 0, fmt.Errorf("count rtps: %w", err)
+		}
+	}
+	for _, r := range out {
+		r.Observe(now)
+	}
+	return out, total, nil
 }

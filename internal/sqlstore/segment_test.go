@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,4 +90,65 @@ func mustRTPs(t *testing.T, s *Store, f payd.RTPFilter, now time.Time) []*payd.R
 		t.Fatal(err)
 	}
 	return rs
+}
+
+// TestDescriptionPageCountsItsMatches: on PostgreSQL a description search
+// counts its matches in the page's own scan (a window count). Every page and its
+// totalCount must equal what the whole list and a separate count give, at
+// any offset (past the last match too), in every sort that reads that way,
+// and only the merchant's own RTPs count.
+func TestDescriptionPageCountsItsMatches(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) { checkDescriptionCounts(t, openSQLiteForPlans(t)) })
+	t.Run("postgres", func(t *testing.T) { checkDescriptionCounts(t, openPostgresForPlans(t)) })
+}
+
+func checkDescriptionCounts(t *testing.T, s *Store) {
+	ctx := context.Background()
+	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	insertMerchants(t, s, []string{"m1", "m2"})
+	if err := s.SeedRTPs(ctx, []string{"m1", "m2"}, 600, now); err != nil {
+		t.Fatal(err)
+	}
+	at := now.Add(300 * time.Hour)
+	pages := 0
+	for _, d := range []string{"shirt", "SHIRT", "e", "no such words"} {
+		for _, sortBy := range []string{"", "amount", "expiresAt", "createdAt"} {
+			for _, desc := range []bool{false, true} {
+				f := payd.RTPFilter{MerchantID: "m1", Description: d, SortBy: sortBy, Desc: desc}
+				if _, _, _, _, counted := s.rtpListQueries(payd.RTPFilter{Description: d, Count: 1}, at); counted != (s.engine == Postgres) {
+					t.Fatalf("a description page counts its matches: %v, want it on PostgreSQL only", counted)
+				}
+				all := mustRTPs(t, s, f, at) // Count 0: the whole list, counted apart
+				var want []string
+				for _, r := range all {
+					if r.MerchantID != "m1" || !strings.Contains(strings.ToLower(r.Description), strings.ToLower(d)) {
+						t.Fatalf("%+v: %s (%s, %q) does not match", f, r.ID, r.MerchantID, r.Description)
+					}
+					want = append(want, r.ID)
+				}
+				if d == "no such words" && len(want) != 0 || d != "no such words" && len(want) < 20 {
+					t.Fatalf("%q: %d matches", d, len(want))
+				}
+				for _, off := range []int{0, 3, len(want) - 2, len(want), len(want) + 10} {
+					for _, n := range []int{1, 50} {
+						f.Offset, f.Count = max(off, 0), n
+						rs, total, err := s.RTPs(ctx, f, at)
+						if err != nil {
+							t.Fatal(err)
+						}
+						var got []string
+						for _, r := range rs {
+							got = append(got, r.ID)
+						}
+						page := want[min(f.Offset, len(want)):min(f.Offset+n, len(want))]
+						if total != len(want) || !slices.Equal(got, page) && len(got)+len(page) > 0 {
+							t.Errorf("%+v: total %d, want %d; page\n got %v\nwant %v", f, total, len(want), got, page)
+						}
+						pages++
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d pages and counts equal to the whole list's", pages)
 }
