@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -83,6 +84,12 @@ func checkPlans(t *testing.T, s *Store, explain string, usesIndex func(plan stri
 			q    string
 			args []any
 		}{{"count", countQ, countArgs}, {"page", q, args}} {
+			if qa.what == "count" {
+				if w := s.descriptionWalk(f); w != nil { // SQLite's walk of a description search
+					checkPlan(t, conn, explain, name+" walk count", w.countQ, w.args, usesIndex)
+					checkPlan(t, conn, explain, name+" walk", w.walkQ, append(append([]any{}, w.args...), 100), usesIndex)
+				}
+			}
 			rows, err := conn.QueryContext(ctx, explain+s.rebind(qa.q), qa.args...)
 			if err != nil {
 				t.Fatalf("%s %s: %v", name, qa.what, err)
@@ -107,6 +114,30 @@ func checkPlans(t *testing.T, s *Store, explain string, usesIndex func(plan stri
 				t.Errorf("%s %s: not through an index of the merchant:\n%s", name, qa.what, plan.String())
 			}
 		}
+	}
+}
+
+// checkPlan explains q and checks that it reaches rtps through an index.
+func checkPlan(t *testing.T, conn *sql.Conn, explain, what, q string, args []any, usesIndex func(plan string) bool) {
+	rows, err := conn.QueryContext(context.Background(), explain+q, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	defer rows.Close()
+	var plan strings.Builder
+	cols, _ := rows.Columns()
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		rows.Scan(ptrs...)
+		fmt.Fprintf(&plan, "%s\n", vals[len(vals)-1])
+	}
+	t.Logf("%s:\n%s", what, plan.String())
+	if !usesIndex(plan.String()) {
+		t.Errorf("%s: not through an index of the merchant:\n%s", what, plan.String())
 	}
 }
 

@@ -369,6 +369,9 @@ func (s *Store) rtpStatusPage(w where, f payd.RTPFilter, now time.Time) (string,
 
 // RTPs lists the RTPs matching f as of now and counts all matches.
 func (s *Store) RTPs(ctx context.Context, f payd.RTPFilter, now time.Time) ([]*payd.RTP, int, error) {
+	if q := s.descriptionWalk(f); q != nil {
+		return s.walkedRTPs(ctx, f, q, now)
+	}
 	countQ, countArgs, listQ, listArgs, counted := s.rtpListQueries(f, now)
 	if counted {
 		return s.countedRTPs(ctx, countQ, countArgs, listQ, listArgs, f.Offset, now)
@@ -411,4 +414,141 @@ func (s *Store) countedRTPs(ctx context.Context, countQ string, countArgs []any,
 		r.Observe(now)
 	}
 	return out, total, nil
+}
+
+// A walk pages a description search on SQLite by the list's own order
+// instead of by the description index. That index answers which rows
+// match only by reading every description of the merchant, and the page
+// then sorts every match; walking an index in the list's order reads rows
+// until the page is full, few when the word is common. The count says
+// how many matches there are among how many rows, so the walk is taken
+// only when it should end within walkRows rows.
+type walk struct {
+	countQ, walkQ string
+	args          []any // merchant, pattern
+	order         string
+}
+
+// walkRows bounds a walk: past it a page reads the description index.
+var walkRows = 2000
+
+// walked, when set (by tests), learns how each walk ended: "walked",
+// "long" (not taken) or "short" (came up short).
+var walked func(how string)
+
+func walkEnded(how string) {
+	if walked != nil {
+		walked(how)
+	}
+}
+
+// descriptionWalk is the walk of f, nil when f is not a description
+// search of one merchant's RTPs in an order an index of the merchant
+// serves.
+func (s *Store) descriptionWalk(f payd.RTPFilter) *walk {
+	others := f.RTPID != "" || f.OrderID != "" || f.TerminalID != "" || f.Amount != nil || len(f.Statuses) > 0 ||
+		f.CreatedFrom != nil || f.CreatedTo != nil || f.ExpiresFrom != nil || f.ExpiresTo != nil
+	col := rtpSortCols[f.SortBy]
+	if col == "" {
+		col = "created_at"
+	}
+	if s.engine != SQLite || f.Description == "" || others || f.Count <= 0 || f.SortBy == "status" || col == "order_id" {
+		return nil
+	}
+	var w where
+	w.like("description", f.Description)
+	order := orderBy(col, false, f.Desc, "created_at", "id")
+	return &walk{
+		countQ: "SELECT COUNT(*), TOTAL(" + w.conds[0] + ") FROM rtps INDEXED BY rtps_merchant_description WHERE merchant_id = ?",
+		walkQ:  "SELECT id, " + w.conds[0] + " FROM rtps WHERE merchant_id = ?" + order + " LIMIT ?",
+		args:   []any{w.args[0], f.MerchantID},
+		order:  order,
+	}
+}
+
+// walkedRTPs reads f's page and count through the walk q, or through the
+// description index when the walk would be long or came up short.
+func (s *Store) walkedRTPs(ctx context.Context, f payd.RTPFilter, q *walk, now time.Time) ([]*payd.RTP, int, error) {
+	var rows int
+	var matches float64
+	if err := s.queryRow(ctx, q.countQ, q.args...).Scan(&rows, &matches); err != nil {
+		return nil, 0, fmt.Errorf("count rtps: %w", err)
+	}
+	total := int(matches)
+	want := min(f.Count, total-f.Offset)
+	if want <= 0 {
+		return nil, total, nil
+	}
+	// Rows to read to reach the page's last match, were matches spread
+	// evenly; twice that allows for unevenness.
+	reach := min(rows, 2*(f.Offset+f.Count)*rows/total+f.Count)
+	if reach > walkRows {
+		walkEnded("long")
+		return s.pagedRTPs(ctx, f, total, now)
+	}
+	ids, err := s.walkIDs(ctx, q, reach, f.Offset, want)
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(ids) < want { // the matches lie further on than the walk went
+		walkEnded("short")
+		return s.pagedRTPs(ctx, f, total, now)
+	}
+	walkEnded("walked")
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	out, err := s.rtpsByID(ctx, "SELECT "+rtpCols+" FROM rtps WHERE id IN (?"+strings.Repeat(", ?", len(ids)-1)+")"+q.order, args, now)
+	return out, total, err
+}
+
+// walkIDs walks at most reach rows and returns the ids of matches offset
+// to offset+want.
+func (s *Store) walkIDs(ctx context.Context, q *walk, reach, offset, want int) ([]string, error) {
+	rows, err := s.query(ctx, q.walkQ, append(append([]any{}, q.args...), reach)...)
+	if err != nil {
+		return nil, fmt.Errorf("list rtps: %w", err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() && len(ids) < want {
+		var id string
+		var hit bool
+		if err := rows.Scan(&id, &hit); err != nil {
+			return nil, fmt.Errorf("list rtps: %w", err)
+		}
+		if !hit {
+			continue
+		}
+		if offset > 0 {
+			offset--
+			continue
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// pagedRTPs reads f's page through the description index, its count known.
+func (s *Store) pagedRTPs(ctx context.Context, f payd.RTPFilter, total int, now time.Time) ([]*payd.RTP, int, error) {
+	_, _, listQ, listArgs, _ := s.rtpListQueries(f, now)
+	out, err := s.rtpsByID(ctx, listQ, listArgs, now)
+	return out, total, err
+}
+
+// rtpsByID reads the RTPs of a page query.
+func (s *Store) rtpsByID(ctx context.Context, q string, args []any, now time.Time) ([]*payd.RTP, error) {
+	rows, err := s.query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list rtps: %w", err)
+	}
+	out, err := scanAll(rows, scanRTP)
+	if err != nil {
+		return nil, fmt.Errorf("list rtps: %w", err)
+	}
+	for _, r := range out {
+		r.Observe(now)
+	}
+	return out, nil
 }
