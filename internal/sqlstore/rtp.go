@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -380,14 +381,7 @@ func (s *Store) RTPs(ctx context.Context, f payd.RTPFilter, now time.Time) ([]*p
 	if err != nil {
 		return nil, 0, fmt.Errorf("count rtps: %w", err)
 	}
-	rows, err := s.query(ctx, listQ, listArgs...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list rtps: %w", err)
-	}
-	out, err := scanAll(rows, scanRTP)
-	for _, r := range out {
-		r.Observe(now)
-	}
+	out, err := s.rtpsByID(ctx, listQ, listArgs, now)
 	return out, total, err
 }
 
@@ -425,7 +419,7 @@ func (s *Store) countedRTPs(ctx context.Context, countQ string, countArgs []any,
 // only when it should end within walkRows rows.
 type walk struct {
 	countQ, walkQ string
-	args          []any // merchant, pattern
+	args          []any // the pattern, the merchant
 	order         string
 }
 
@@ -495,11 +489,13 @@ func (s *Store) walkedRTPs(ctx context.Context, f payd.RTPFilter, q *walk, now t
 		return s.pagedRTPs(ctx, f, total, now)
 	}
 	walkEnded("walked")
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
+	// The ids as one JSON array: one statement text whatever the page's
+	// size, so the walk's reads stay among the prepared statements.
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return nil, 0, err
 	}
-	out, err := s.rtpsByID(ctx, "SELECT "+rtpCols+" FROM rtps WHERE id IN (?"+strings.Repeat(", ?", len(ids)-1)+")"+q.order, args, now)
+	out, err := s.rtpsByID(ctx, "SELECT "+rtpCols+" FROM rtps WHERE id IN (SELECT value FROM json_each(?))"+q.order, []any{string(list)}, now)
 	return out, total, err
 }
 
