@@ -17,12 +17,7 @@ import (
 func BenchmarkCreateRTP(b *testing.B) {
 	for _, engine := range []string{"sqlite", "postgres"} {
 		b.Run(engine, func(b *testing.B) {
-			var s *sqlstore.Store
-			if engine == "sqlite" {
-				s, _ = storetest.SQLite(b)
-			} else {
-				s, _ = storetest.Postgres(b)
-			}
+			s := benchStore(b, engine)
 			c, _ := s.CreateMerchant(ctx, sqlstore.MerchantOptions{Name: "b"}, storetest.Epoch)
 			m, _ := s.Merchant(ctx, c.MerchantID)
 			amount, exp := payd.Money(5000), storetest.Epoch.Add(time.Hour)
@@ -46,12 +41,7 @@ func BenchmarkCreateRTP(b *testing.B) {
 func BenchmarkRTPList(b *testing.B) {
 	for _, engine := range []string{"sqlite", "postgres"} {
 		b.Run(engine, func(b *testing.B) {
-			var s *sqlstore.Store
-			if engine == "sqlite" {
-				s, _ = storetest.SQLite(b)
-			} else {
-				s, _ = storetest.Postgres(b)
-			}
+			s := benchStore(b, engine)
 			var ms []string
 			for i := 0; i < 10; i++ {
 				c, err := s.CreateMerchant(ctx, sqlstore.MerchantOptions{Name: "b"}, storetest.Epoch)
@@ -83,4 +73,15 @@ func BenchmarkRTPList(b *testing.B) {
 			}
 		})
 	}
+}
+
+// benchStore opens a migrated store on engine; PostgreSQL skips without
+// PAYD_TEST_POSTGRES_URL.
+func benchStore(b *testing.B, engine string) *sqlstore.Store {
+	if engine == "sqlite" {
+		s, _ := storetest.SQLite(b)
+		return s
+	}
+	s, _ := storetest.Postgres(b)
+	return s
 }

@@ -52,3 +52,6 @@ func (w WriteTx) Count(ctx context.Context, q string, args ...any) (n int64, err
 	err = w.t.queryRow(ctx, q, args...).Scan(&n)
 	return n, err
 }
+
+// NextReference draws the next payment reference number in the transaction.
+func (w WriteTx) NextReference(ctx context.Context) (int64, error) { return w.t.nextSequence(ctx) }

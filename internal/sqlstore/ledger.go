@@ -30,9 +30,7 @@ func (t *tx) lockRTPOf(ctx context.Context, merchantID, id string) (*payd.RTP, *
 		q += " AND r.merchant_id = ?"
 		args = append(args, merchantID)
 	}
-	if t.s.engine == Postgres {
-		q += " FOR UPDATE OF r"
-	}
+	q += t.s.forUpdateOf("r")
 	var m *payd.Merchant
 	r, err := scanRTP(scanFunc(func(rtp ...any) error {
 		var err error
@@ -53,11 +51,11 @@ func (s *Store) CreditRTP(ctx context.Context, merchantID string, c payd.Credit,
 	var p *payd.Payment
 	queued := false
 	err := s.inTx(ctx, func(t *tx) error {
-		r0, m, err := t.lockRTPOf(ctx, merchantID, c.TargetID)
-		if err != nil {
+		var m *payd.Merchant
+		var err error
+		if r, m, err = t.lockRTPOf(ctx, merchantID, c.TargetID); err != nil {
 			return err
 		}
-		r = r0
 		from := r.Status
 		var cb *payd.Callback
 		if p, cb, err = payd.ApplyRTPCredit(m, r, c, now); err != nil {
@@ -85,11 +83,11 @@ func (s *Store) CreditRTP(ctx context.Context, merchantID string, c payd.Credit,
 func (s *Store) RejectRTP(ctx context.Context, merchantID, id string, now time.Time) (*payd.RTP, error) {
 	var r *payd.RTP
 	err := s.inTx(ctx, func(t *tx) error {
-		r0, m, err := t.lockRTPOf(ctx, merchantID, id)
-		if err != nil {
+		var m *payd.Merchant
+		var err error
+		if r, m, err = t.lockRTPOf(ctx, merchantID, id); err != nil {
 			return err
 		}
-		r = r0
 		from := r.Status
 		if err := payd.ApplyRTPRejection(m, r, now); err != nil {
 			return err

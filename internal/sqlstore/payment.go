@@ -46,9 +46,10 @@ func scanPayment(sc scanner) (*payd.Payment, error) {
 // nextSequence draws the next service-wide payment sequence number, which
 // becomes the referenceId (MIA…) or a card RRN. PostgreSQL's sequence is
 // drawn refBlock numbers at a time and handed out from memory (a round trip
-// less per payment): numbers stay unique across instances, and increase
-// within one, but interleave between instances, and a stopped instance
-// leaves the rest of its block unused.
+// less per payment): numbers stay unique across instances, are handed out
+// lowest first within one (two blocks drawn at once may interleave), and
+// interleave between instances; a stopped instance leaves the rest of its
+// block unused.
 func (t *tx) nextSequence(ctx context.Context) (int64, error) {
 	if t.s.engine == Postgres {
 		return t.s.refs.next(ctx, t)
@@ -94,6 +95,7 @@ func (r *refs) next(ctx context.Context, t *tx) (int64, error) {
 	slices.Sort(drawn)
 	r.mu.Lock()
 	r.free = append(r.free, drawn[1:]...)
+	slices.Sort(r.free) // another transaction may have drawn a block meanwhile
 	r.mu.Unlock()
 	return drawn[0], nil
 }

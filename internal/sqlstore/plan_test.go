@@ -84,42 +84,23 @@ func checkPlans(t *testing.T, s *Store, explain string, usesIndex func(plan stri
 			q    string
 			args []any
 		}{{"count", countQ, countArgs}, {"page", q, args}} {
-			if qa.what == "count" {
-				if w := s.descriptionWalk(f); w != nil { // SQLite's walk of a description search
-					checkPlan(t, conn, explain, name+" walk count", w.countQ, w.args, usesIndex)
-					checkPlan(t, conn, explain, name+" walk", w.walkQ, append(append([]any{}, w.args...), 100), usesIndex)
-				}
+			plan := checkPlan(t, s, conn, explain, name+" "+qa.what, qa.q, qa.args, usesIndex)
+			if name == "description" && !strings.Contains(plan, "rtps_merchant_description") {
+				t.Errorf("description %s: not through the description index:\n%s", qa.what, plan)
 			}
-			rows, err := conn.QueryContext(ctx, explain+s.rebind(qa.q), qa.args...)
-			if err != nil {
-				t.Fatalf("%s %s: %v", name, qa.what, err)
-			}
-			cols, _ := rows.Columns()
-			var plan strings.Builder
-			for rows.Next() {
-				vals := make([]any, len(cols))
-				ptrs := make([]any, len(cols))
-				for i := range vals {
-					ptrs[i] = &vals[i]
-				}
-				rows.Scan(ptrs...)
-				fmt.Fprintf(&plan, "%s\n", vals[len(vals)-1])
-			}
-			rows.Close()
-			t.Logf("%s %s:\n%s", name, qa.what, plan.String())
-			if name == "description" && !strings.Contains(plan.String(), "rtps_merchant_description") {
-				t.Errorf("description %s: not through the description index:\n%s", qa.what, plan.String())
-			}
-			if !usesIndex(plan.String()) {
-				t.Errorf("%s %s: not through an index of the merchant:\n%s", name, qa.what, plan.String())
-			}
+		}
+		if w := s.descriptionWalk(f); w != nil { // SQLite's walk of a description search
+			checkPlan(t, s, conn, explain, name+" walk count", w.countQ, w.args, usesIndex)
+			checkPlan(t, s, conn, explain, name+" walk", w.walkQ, append(append([]any{}, w.args...), 100), usesIndex)
 		}
 	}
 }
 
-// checkPlan explains q and checks that it reaches rtps through an index.
-func checkPlan(t *testing.T, conn *sql.Conn, explain, what, q string, args []any, usesIndex func(plan string) bool) {
-	rows, err := conn.QueryContext(context.Background(), explain+q, args...)
+// checkPlan explains q, checks that it reaches rtps through an index and
+// returns the plan.
+func checkPlan(t *testing.T, s *Store, conn *sql.Conn, explain, what, q string, args []any, usesIndex func(plan string) bool) string {
+	t.Helper()
+	rows, err := conn.QueryContext(context.Background(), explain+s.rebind(q), args...)
 	if err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
@@ -139,6 +120,7 @@ func checkPlan(t *testing.T, conn *sql.Conn, explain, what, q string, args []any
 	if !usesIndex(plan.String()) {
 		t.Errorf("%s: not through an index of the merchant:\n%s", what, plan.String())
 	}
+	return plan.String()
 }
 
 // openSQLiteForPlans opens a migrated SQLite store in t's directory.

@@ -63,11 +63,11 @@ func (t *tx) write(ctx context.Context, want int64, short error, q string, args 
 // flush sends the queued writes. An error stays with the transaction.
 func (t *tx) flush(ctx context.Context) error {
 	w := t.later
-	if w == nil || w.err != nil || len(w.q) == 0 {
-		if w != nil {
-			return w.err
-		}
+	if w == nil {
 		return nil
+	}
+	if w.err != nil || len(w.q) == 0 {
+		return w.err
 	}
 	qs := w.q
 	w.q = nil

@@ -2,7 +2,9 @@ package sqlstore_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"payd"
@@ -116,6 +118,63 @@ func TestWritesSentTogether(t *testing.T) {
 		}
 		if n := leases(); n != map[bool]int64{true: 2, false: 3}[pg] {
 			t.Errorf("after the failed transactions: %d rows; their writes must not stay", n)
+		}
+	})
+}
+
+// TestReferencesUniqueAcrossInstances: payment reference numbers, drawn in
+// blocks on PostgreSQL (payment.go), are never handed to two committed
+// transactions when two instances on one database draw them concurrently,
+// across many blocks, with some transactions rolling back among them (on
+// SQLite a rolled-back draw is undone and the number drawn again; on
+// PostgreSQL it stays spent).
+func TestReferencesUniqueAcrossInstances(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, url string) {
+		other, err := sqlstore.Open(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer other.Close()
+		var mu sync.Mutex
+		seen := map[int64]string{}
+		var wg sync.WaitGroup
+		for i, st := range []*sqlstore.Store{s, other, s, other, s, other} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for k := 0; k < 60; k++ {
+					var v int64
+					err := st.InWriteTx(ctx, func(w sqlstore.WriteTx) (err error) {
+						if v, err = w.NextReference(ctx); err != nil {
+							return err
+						}
+						if k%10 == 9 {
+							return errors.New("roll back")
+						}
+						return nil
+					})
+					if k%10 == 9 {
+						if err == nil || err.Error() != "roll back" {
+							t.Errorf("a rolled-back draw: %v", err)
+						}
+						continue
+					}
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					if prev, dup := seen[v]; dup || v <= 0 {
+						t.Errorf("reference %d drawn by %s and again by drawer %d", v, prev, i)
+					}
+					seen[v] = fmt.Sprint("drawer ", i)
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		if len(seen) != 6*54 {
+			t.Errorf("%d distinct references of %d", len(seen), 6*54)
 		}
 	})
 }
