@@ -2,11 +2,14 @@ package sqlstore_test
 
 import (
 	"errors"
+	"fmt"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
 
 	"payd"
+	"payd/internal/sqlstore"
 	"payd/internal/sqlstore/storetest"
 )
 
@@ -80,5 +83,107 @@ func TestCoalescedRTPReads(t *testing.T) {
 		if err != nil || got.Status != payd.RTPCancelled {
 			t.Fatalf("read after a write: %+v %v", got, err)
 		}
+	}
+}
+
+// TestCoalescedRTPCreates: on PostgreSQL concurrent creates share insert
+// statements, and every RTP reads back exactly as created, its optional
+// fields absent or present; a batch holding a row the database refuses
+// stores every other row and fails that one alone.
+func TestCoalescedRTPCreates(t *testing.T) {
+	s, _ := storetest.Postgres(t)
+	now := storetest.Epoch
+	m, _ := newMerchant(t, s, 100)
+	rtp := func(i int) *payd.RTP {
+		r := &payd.RTP{ID: payd.NewID(now), MerchantID: m.ID, Alias: fmt.Sprintf("3736900%04d", i), Amount: payd.Money(100 + i),
+			Currency: "MDL", Description: fmt.Sprintf("Order %d", i), Status: payd.RTPCreated,
+			CreatedAt: now.Add(time.Duration(i) * time.Millisecond), UpdatedAt: now.Add(time.Duration(i) * time.Millisecond),
+			ExpiresAt: now.Add(time.Hour + time.Duration(i)*time.Second)}
+		if i%2 == 1 { // every optional column present
+			r.OrderID, r.TerminalID, r.CallbackURL, r.RedirectURL = fmt.Sprintf("o-%d", i), "t-1", "https://merchant.example/cb", "https://merchant.example/back"
+			r.CancelReason, r.PayID, r.AutoAction, r.AutoAt = "reason", payd.NewID(now), "accept", now.Add(time.Minute)
+		}
+		return r
+	}
+	check := func(want *payd.RTP) {
+		t.Helper()
+		got, err := s.RTP(ctx, m.ID, want.ID, now)
+		if err != nil {
+			t.Fatalf("%s: %v", want.ID, err)
+		}
+		w := *want
+		w.Observe(now)
+		if !reflect.DeepEqual(*got, w) {
+			t.Fatalf("read back %+v\nwant %+v", *got, w)
+		}
+	}
+
+	before := s.CoalescedInserts()
+	const writers, rounds = 64, 10
+	created := make([][]*payd.RTP, writers)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	errs := make(chan error, writers*rounds)
+	for g := 0; g < writers; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			<-start
+			for i := 0; i < rounds; i++ {
+				r := rtp(g*rounds + i)
+				if err := s.CreateRTP(ctx, m, r); err != nil {
+					errs <- err
+					return
+				}
+				created[g] = append(created[g], r)
+			}
+		}(g)
+	}
+	close(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	statements := s.CoalescedInserts() - before
+	t.Logf("%d creates in %d statements", writers*rounds, statements)
+	if statements >= writers*rounds {
+		t.Fatalf("%d creates took %d statements: none shared", writers*rounds, statements)
+	}
+	for _, rs := range created {
+		for _, r := range rs {
+			check(r)
+		}
+	}
+
+	// One row the database refuses (a zero amount breaks its CHECK).
+	batch := []*payd.RTP{rtp(1001), rtp(1002), rtp(1003), rtp(1004)}
+	batch[2].Amount = 0
+	errs2 := s.InsertRTPsTogether(batch)
+	for i, err := range errs2 {
+		if (err != nil) != (i == 2) {
+			t.Fatalf("row %d: %v", i, err)
+		}
+	}
+	check(batch[0])
+	check(batch[1])
+	check(batch[3])
+	if _, err := s.RTP(ctx, m.ID, batch[2].ID, now); !errors.Is(err, payd.ErrNotFound) {
+		t.Fatalf("the refused row: %v", err)
+	}
+	// A row whose id exists already (a retry of a committed create) fails
+	// without a second row.
+	if errs := s.InsertRTPsTogether([]*payd.RTP{batch[0], rtp(1005)}); errs[0] == nil || errs[1] != nil {
+		t.Fatalf("an existing id beside a new one: %v", errs)
+	}
+	err := s.InWriteTx(ctx, func(w sqlstore.WriteTx) error {
+		n, err := w.Count(ctx, "SELECT count(*) FROM rtps WHERE id = ?", batch[0].ID)
+		if err == nil && n != 1 {
+			err = fmt.Errorf("%d rows of one id", n)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -39,14 +39,15 @@ const (
 
 // Store is payd's database.
 type Store struct {
-	engine Engine
-	w      *sql.DB // writes (and, on PostgreSQL, everything)
-	r      *sql.DB // reads
-	binds  sync.Map
-	stmts  stmtCache
-	wstmts writeStmts // SQLite
-	rtps   rtpReader  // PostgreSQL
-	refs   refs       // PostgreSQL: payment references drawn ahead
+	engine  Engine
+	w       *sql.DB // writes (and, on PostgreSQL, everything)
+	r       *sql.DB // reads
+	binds   sync.Map
+	stmts   stmtCache
+	wstmts  writeStmts  // SQLite
+	rtps    rtpReader   // PostgreSQL
+	inserts rtpInserter // PostgreSQL
+	refs    refs        // PostgreSQL: payment references drawn ahead
 	// notify is called after a transaction that queued callbacks or
 	// refunds commits, so the background loops can start at once.
 	notify func()
@@ -81,6 +82,7 @@ func Open(url string) (*Store, error) {
 		db.SetConnMaxIdleTime(5 * time.Minute)
 		s := &Store{engine: Postgres, w: db, r: db, url: url, auth: &authCache{entries: map[string]authEntry{}}, closed: make(chan struct{})}
 		s.rtps.s = s
+		s.inserts.s = s
 		return s, nil
 	}
 	path, ok := sqlitePath(url)

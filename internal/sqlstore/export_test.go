@@ -55,3 +55,22 @@ func (w WriteTx) Count(ctx context.Context, q string, args ...any) (n int64, err
 
 // NextReference draws the next payment reference number in the transaction.
 func (w WriteTx) NextReference(ctx context.Context) (int64, error) { return w.t.nextSequence(ctx) }
+
+// CoalescedInserts is how many statements have served RTP creation on
+// PostgreSQL (coalesce.go), a failed batch's retries included.
+func (s *Store) CoalescedInserts() int64 { return s.inserts.statements.Load() }
+
+// InsertRTPsTogether serves rs as one batch of the insert coalescer, as if
+// they had queued together, and returns each one's outcome.
+func (s *Store) InsertRTPsTogether(rs []*payd.RTP) []error {
+	ins := make([]rtpInsert, len(rs))
+	for i, r := range rs {
+		ins[i] = rtpInsert{r: r, done: make(chan error, 1)}
+	}
+	s.inserts.serve(ins)
+	errs := make([]error, len(rs))
+	for i, q := range ins {
+		errs[i] = <-q.done
+	}
+	return errs
+}

@@ -54,6 +54,8 @@ func (s *Store) CreateRTP(ctx context.Context, m *payd.Merchant, r *payd.RTP) er
 			}
 			return t.insertOrder(ctx, payd.SendRTPOrder(m, r, r.CreatedAt))
 		})
+	} else if s.engine == Postgres {
+		err = s.inserts.insert(ctx, r)
 	} else {
 		err = s.write1(ctx, insertRTP, rtpArgs(r)...)
 	}
