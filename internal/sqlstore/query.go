@@ -33,6 +33,13 @@ func (w *where) like(col, v string) {
 	}
 }
 
+// likeLowered is like on a column that already holds lowered text.
+func (w *where) likeLowered(col, v string) {
+	if v != "" {
+		w.add(col+" LIKE ? ESCAPE '\\'", "%"+escapeLike(strings.ToLower(v))+"%")
+	}
+}
+
 // timeRange adds inclusive bounds on a millisecond column.
 func (w *where) timeRange(col string, from, to *time.Time) {
 	if from != nil {

@@ -217,7 +217,11 @@ func (s *Store) rtpListQueries(f payd.RTPFilter, now time.Time) (countQ string, 
 	w.opt("id = ?", f.RTPID)
 	w.opt("order_id = ?", f.OrderID)
 	w.opt("terminal_id = ?", f.TerminalID)
-	w.like("description", f.Description)
+	if s.engine == Postgres {
+		w.likeLowered("description_lc", f.Description) // stored lowered (014)
+	} else {
+		w.like("description", f.Description)
+	}
 	if f.Amount != nil {
 		w.add("amount = ?", int64(*f.Amount))
 	}
