@@ -245,6 +245,9 @@ func (s *Store) rtpListQueries(f payd.RTPFilter, now time.Time) (countQ string, 
 		w.conds = append(w.conds, "("+strings.Join(ors, " OR ")+")")
 	}
 	countQ, countArgs = "SELECT COUNT(*) FROM rtps"+w.sql(), w.args
+	if len(w.conds) == 1 { // the merchant's every RTP: its counters (015)
+		countQ = "SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM rtp_counts WHERE merchant_id = ?"
+	}
 	// A deferred join: the page's ids come from the indexes alone, then
 	// only those rows are read. Selecting every column in one query made
 	// SQLite's planner pick an index that forces a full sort.

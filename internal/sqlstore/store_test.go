@@ -3,6 +3,7 @@ package sqlstore_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -237,4 +238,86 @@ func TestSecretsAreRandomV4(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestRTPCountsKept: the counters that answer an unfiltered list's total
+// (migration 015) equal the merchant's rows after every way RTPs are
+// inserted: one create, concurrent creates (a shared statement on
+// PostgreSQL), bulk seeding, and a shared statement that fails and
+// retries its rows one by one, whose refused row is counted nowhere.
+func TestRTPCountsKept(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, url string) {
+		now := storetest.Epoch
+		a, _ := newMerchant(t, s, 100)
+		b, _ := newMerchant(t, s, 100)
+		check := func(when string) {
+			t.Helper()
+			for _, m := range []*payd.Merchant{a, b} {
+				var rows int64
+				err := s.InWriteTx(ctx, func(w sqlstore.WriteTx) (err error) {
+					rows, err = w.Count(ctx, "SELECT COUNT(*) FROM rtps WHERE merchant_id = ?", m.ID)
+					return err
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, total, err := s.RTPs(ctx, payd.RTPFilter{MerchantID: m.ID, Count: 5}, now)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if int64(total) != rows {
+					t.Fatalf("%s: the list's total is %d, the merchant has %d RTPs", when, total, rows)
+				}
+			}
+		}
+		check("before any")
+		newRTP(t, s, a, "37369000001", now)
+		check("after one create")
+		var wg sync.WaitGroup
+		for g := 0; g < 32; g++ {
+			wg.Add(1)
+			go func(g int) {
+				defer wg.Done()
+				m := a
+				if g%3 == 0 {
+					m = b
+				}
+				for i := 0; i < 5; i++ {
+					amount, exp := payd.Money(100), now.Add(time.Hour)
+					r, err := payd.NewRTP(payd.RTPInput{Alias: "37369000002", Amount: &amount, ExpiresAt: &exp, Currency: "MDL", Description: "x"}, m.ID, now)
+					if err == nil {
+						err = s.CreateRTP(ctx, m, r)
+					}
+					if err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}(g)
+		}
+		wg.Wait()
+		check("after concurrent creates")
+		if err := s.SeedRTPs(ctx, []string{a.ID, b.ID}, 1001, now); err != nil {
+			t.Fatal(err)
+		}
+		check("after seeding")
+		if strings.HasPrefix(url, "postgres") {
+			rs := []*payd.RTP{newUnsaved(t, a, now), newUnsaved(t, b, now), newUnsaved(t, a, now)}
+			rs[1].Amount = 0 // refused by the database: the statement fails, each row is retried alone
+			if errs := s.InsertRTPsTogether(rs); errs[0] != nil || errs[1] == nil || errs[2] != nil {
+				t.Fatalf("a shared insert with a refused row: %v", errs)
+			}
+			check("after a shared insert that failed")
+		}
+	})
+}
+
+func newUnsaved(t *testing.T, m *payd.Merchant, now time.Time) *payd.RTP {
+	t.Helper()
+	amount, exp := payd.Money(100), now.Add(time.Hour)
+	r, err := payd.NewRTP(payd.RTPInput{Alias: "37369000003", Amount: &amount, ExpiresAt: &exp, Currency: "MDL", Description: "y"}, m.ID, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
