@@ -49,30 +49,61 @@ type rtpReadResult struct {
 	err error
 }
 
-type rtpReader struct {
+// coalescer queues work for a few workers; each takes whatever has queued
+// (at most coalesceMax) and serves it at once with serveBatch.
+type coalescer[J any] struct {
 	s          *Store
-	queue      chan rtpRead
+	workers    int
+	serveBatch func([]J)
+	queue      chan J
 	once       sync.Once
-	statements atomic.Int64 // how many statements served the reads
+	statements atomic.Int64 // how many statements served the work
 }
 
-func (c *rtpReader) start() {
-	c.queue = make(chan rtpRead, coalesceMax*coalesceReaders)
-	for i := 0; i < coalesceReaders; i++ {
-		go c.run()
+// init makes c serve with workers goroutines, started on first use.
+func (c *coalescer[J]) init(s *Store, workers int, serveBatch func([]J)) {
+	c.s, c.workers, c.serveBatch = s, workers, serveBatch
+}
+
+// enqueue queues j unless ctx ends or the store closes first.
+func (c *coalescer[J]) enqueue(ctx context.Context, j J) error {
+	c.once.Do(func() {
+		c.queue = make(chan J, coalesceMax*c.workers)
+		for i := 0; i < c.workers; i++ {
+			go c.run()
+		}
+	})
+	select {
+	case c.queue <- j:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.s.closed:
+		return errStoreClosed
 	}
 }
 
+func (c *coalescer[J]) run() {
+	pending := make([]J, 0, coalesceMax)
+	for {
+		var first J
+		select {
+		case first = <-c.queue:
+		case <-c.s.closed:
+			return
+		}
+		pending = batch.Gather(pending, first, c.queue, coalesceMax)
+		c.serveBatch(pending)
+	}
+}
+
+type rtpReader struct{ coalescer[rtpRead] }
+
 // read returns the RTP of id as stored, or payd.ErrNotFound.
 func (c *rtpReader) read(ctx context.Context, id string) (*payd.RTP, error) {
-	c.once.Do(c.start)
 	q := rtpRead{id: id, done: make(chan rtpReadResult, 1)}
-	select {
-	case c.queue <- q:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-c.s.closed:
-		return nil, errStoreClosed
+	if err := c.enqueue(ctx, q); err != nil {
+		return nil, err
 	}
 	select {
 	case res := <-q.done:
@@ -81,20 +112,6 @@ func (c *rtpReader) read(ctx context.Context, id string) (*payd.RTP, error) {
 		return nil, ctx.Err()
 	case <-c.s.closed:
 		return nil, errStoreClosed
-	}
-}
-
-func (c *rtpReader) run() {
-	reads := make([]rtpRead, 0, coalesceMax)
-	for {
-		var first rtpRead
-		select {
-		case first = <-c.queue:
-		case <-c.s.closed:
-			return
-		}
-		reads = batch.Gather(reads, first, c.queue, coalesceMax)
-		c.serve(reads)
 	}
 }
 
@@ -158,67 +175,28 @@ type rtpInsert struct {
 	done chan error
 }
 
-type rtpInserter struct {
-	s          *Store
-	queue      chan rtpInsert
-	once       sync.Once
-	statements atomic.Int64 // how many statements served the inserts
-}
-
-func (c *rtpInserter) start() {
-	c.queue = make(chan rtpInsert, coalesceMax*insertWriters)
-	for i := 0; i < insertWriters; i++ {
-		go c.run()
-	}
-}
+type rtpInserter struct{ coalescer[rtpInsert] }
 
 // insert stores r and returns once its row has committed (or failed). Once
 // queued, a create is waited for even if ctx ends: its row may commit, and
-// the caller must not report a failure for a row that exists.
+// the caller must not report a failure for a row that exists. Should the
+// store close first, the inserters stop: a create they no longer take is
+// given up after coalesceTimeout.
 func (c *rtpInserter) insert(ctx context.Context, r *payd.RTP) error {
-	c.once.Do(c.start)
 	q := rtpInsert{r: r, done: make(chan error, 1)}
-	select {
-	case c.queue <- q:
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-c.s.closed:
-		return errStoreClosed
+	if err := c.enqueue(ctx, q); err != nil {
+		return err
 	}
 	select {
 	case err := <-q.done:
 		return err
 	case <-c.s.closed:
-		// The inserters answer what they hold before they stop; a create
-		// queued after that finds none.
-		select {
-		case err := <-q.done:
-			return err
-		case <-time.After(coalesceTimeout):
-			return errStoreClosed
-		}
 	}
-}
-
-func (c *rtpInserter) run() {
-	pending := make([]rtpInsert, 0, coalesceMax)
-	for {
-		var first rtpInsert
-		select {
-		case first = <-c.queue:
-		case <-c.s.closed:
-			// Creates queued before the close still get their answer.
-			for {
-				select {
-				case q := <-c.queue:
-					q.done <- errStoreClosed
-				default:
-					return
-				}
-			}
-		}
-		pending = batch.Gather(pending, first, c.queue, coalesceMax)
-		c.serve(pending)
+	select {
+	case err := <-q.done:
+		return err
+	case <-time.After(coalesceTimeout):
+		return errStoreClosed
 	}
 }
 
@@ -283,12 +261,6 @@ func rtpColumns(ins []rtpInsert) ([]any, error) {
 					return nil, fmt.Errorf("coalesced insert: column %d is an integer", i)
 				}
 				ints[i][j] = &v
-			case payd.Money:
-				if ints[i] == nil {
-					return nil, fmt.Errorf("coalesced insert: column %d is an integer", i)
-				}
-				n := int64(v)
-				ints[i][j] = &n
 			default:
 				return nil, fmt.Errorf("coalesced insert: column %d is %T", i, v)
 			}

@@ -1,6 +1,7 @@
 package sqlstore_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -29,43 +30,29 @@ func TestCoalescedRTPReads(t *testing.T) {
 	}
 	before := s.CoalescedStatements()
 	const readers, rounds = 64, 20
-	var wg sync.WaitGroup
-	errs := make(chan error, readers*rounds)
-	start := make(chan struct{})
-	for g := 0; g < readers; g++ {
-		wg.Add(1)
-		go func(g int) {
-			defer wg.Done()
-			<-start
-			for i := 0; i < rounds; i++ {
-				mine, theirs := ra[(g+i)%len(ra)], rb[(g+i)%len(rb)]
-				r, err := s.RTP(ctx, a.ID, mine.ID, now)
-				switch {
-				case err != nil:
-					errs <- err
-				case r.ID != mine.ID || r.MerchantID != a.ID || r.Amount != mine.Amount:
-					errs <- errors.New("read " + mine.ID + " answered " + r.ID)
-				default:
-					r.Description = "changed by its reader" // must not reach another reader
-				}
-				if _, err := s.RTP(ctx, a.ID, theirs.ID, now); !errors.Is(err, payd.ErrNotFound) {
-					errs <- errors.New("another merchant's RTP: want not found")
-				}
-				if _, err := s.RTP(ctx, a.ID, payd.NewID(now), now); !errors.Is(err, payd.ErrNotFound) {
-					errs <- errors.New("a missing RTP: want not found")
-				}
-				if r, err := s.RTP(ctx, "", theirs.ID, now); err != nil || r.MerchantID != b.ID || r.Description != "Order" {
-					errs <- errors.New("a read for the payer page")
-				}
+	concurrently(t, readers, func(g int) error {
+		for i := 0; i < rounds; i++ {
+			mine, theirs := ra[(g+i)%len(ra)], rb[(g+i)%len(rb)]
+			r, err := s.RTP(ctx, a.ID, mine.ID, now)
+			switch {
+			case err != nil:
+				return err
+			case r.ID != mine.ID || r.MerchantID != a.ID || r.Amount != mine.Amount:
+				return errors.New("read " + mine.ID + " answered " + r.ID)
 			}
-		}(g)
-	}
-	close(start)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+			r.Description = "changed by its reader" // must not reach another reader
+			if _, err := s.RTP(ctx, a.ID, theirs.ID, now); !errors.Is(err, payd.ErrNotFound) {
+				return errors.New("another merchant's RTP: want not found")
+			}
+			if _, err := s.RTP(ctx, a.ID, payd.NewID(now), now); !errors.Is(err, payd.ErrNotFound) {
+				return errors.New("a missing RTP: want not found")
+			}
+			if r, err := s.RTP(ctx, "", theirs.ID, now); err != nil || r.MerchantID != b.ID || r.Description != "Order" {
+				return errors.New("a read for the payer page")
+			}
+		}
+		return nil
+	})
 	reads := int64(readers * rounds * 4)
 	statements := s.CoalescedStatements() - before
 	t.Logf("%d reads in %d statements", reads, statements)
@@ -121,30 +108,16 @@ func TestCoalescedRTPCreates(t *testing.T) {
 	before := s.CoalescedInserts()
 	const writers, rounds = 64, 10
 	created := make([][]*payd.RTP, writers)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	errs := make(chan error, writers*rounds)
-	for g := 0; g < writers; g++ {
-		wg.Add(1)
-		go func(g int) {
-			defer wg.Done()
-			<-start
-			for i := 0; i < rounds; i++ {
-				r := rtp(g*rounds + i)
-				if err := s.CreateRTP(ctx, m, r); err != nil {
-					errs <- err
-					return
-				}
-				created[g] = append(created[g], r)
+	concurrently(t, writers, func(g int) error {
+		for i := 0; i < rounds; i++ {
+			r := rtp(g*rounds + i)
+			if err := s.CreateRTP(ctx, m, r); err != nil {
+				return err
 			}
-		}(g)
-	}
-	close(start)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+			created[g] = append(created[g], r)
+		}
+		return nil
+	})
 	statements := s.CoalescedInserts() - before
 	t.Logf("%d creates in %d statements", writers*rounds, statements)
 	if statements >= writers*rounds {
@@ -153,6 +126,19 @@ func TestCoalescedRTPCreates(t *testing.T) {
 	for _, rs := range created {
 		for _, r := range rs {
 			check(r)
+		}
+	}
+
+	// A create whose request ends while it waits: it fails only if its row
+	// was not written (queued or not, both happen: the select is random).
+	for i := 0; i < 100; i++ {
+		cancelled, cancel := context.WithCancel(ctx)
+		cancel()
+		r := rtp(2000 + i)
+		err := s.CreateRTP(cancelled, m, r)
+		_, rerr := s.RTP(ctx, m.ID, r.ID, now)
+		if (err == nil) != (rerr == nil) {
+			t.Fatalf("a create with its context ended: %v, its row read: %v", err, rerr)
 		}
 	}
 
@@ -185,5 +171,30 @@ func TestCoalescedRTPCreates(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// concurrently runs f(0) … f(n-1) in n goroutines released at once and
+// fails t with the first error any of them returns.
+func concurrently(t *testing.T, n int, f func(g int) error) {
+	t.Helper()
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	errs := make(chan error, n)
+	for g := 0; g < n; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			<-start
+			errs <- f(g)
+		}(g)
+	}
+	close(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 }

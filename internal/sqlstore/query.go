@@ -27,13 +27,10 @@ func (w *where) opt(cond, v string) {
 }
 
 // like adds a case-insensitive substring match of col against v.
-func (w *where) like(col, v string) {
-	if v != "" {
-		w.add("LOWER("+col+") LIKE ? ESCAPE '\\'", "%"+escapeLike(strings.ToLower(v))+"%")
-	}
-}
+func (w *where) like(col, v string) { w.likeLowered("LOWER("+col+")", v) }
 
-// likeLowered is like on a column that already holds lowered text.
+// likeLowered is like on a column (or expression) already holding lowered
+// text.
 func (w *where) likeLowered(col, v string) {
 	if v != "" {
 		w.add(col+" LIKE ? ESCAPE '\\'", "%"+escapeLike(strings.ToLower(v))+"%")

@@ -38,7 +38,7 @@ func scanRTP(sc scanner) (*payd.RTP, error) {
 const insertRTP = "INSERT INTO rtps (" + rtpCols + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 func rtpArgs(r *payd.RTP) []any {
-	return []any{r.ID, r.MerchantID, r.Alias, r.Amount, r.Currency, r.Description, nullStr(r.OrderID), nullStr(r.TerminalID),
+	return []any{r.ID, r.MerchantID, r.Alias, int64(r.Amount), r.Currency, r.Description, nullStr(r.OrderID), nullStr(r.TerminalID),
 		nullStr(r.CallbackURL), nullStr(r.RedirectURL), string(r.Status), nullStr(r.CancelReason), nullStr(r.PayID),
 		nullStr(r.AutoAction), nullMS(r.AutoAt), ms(r.CreatedAt), ms(r.UpdatedAt), ms(r.ExpiresAt)}
 }

@@ -273,29 +273,23 @@ func TestRTPCountsKept(t *testing.T) {
 		check("before any")
 		newRTP(t, s, a, "37369000001", now)
 		check("after one create")
-		var wg sync.WaitGroup
-		for g := 0; g < 32; g++ {
-			wg.Add(1)
-			go func(g int) {
-				defer wg.Done()
-				m := a
-				if g%3 == 0 {
-					m = b
+		concurrently(t, 32, func(g int) error {
+			m := a
+			if g%3 == 0 {
+				m = b
+			}
+			for i := 0; i < 5; i++ {
+				amount, exp := payd.Money(100), now.Add(time.Hour)
+				r, err := payd.NewRTP(payd.RTPInput{Alias: "37369000002", Amount: &amount, ExpiresAt: &exp, Currency: "MDL", Description: "x"}, m.ID, now)
+				if err == nil {
+					err = s.CreateRTP(ctx, m, r)
 				}
-				for i := 0; i < 5; i++ {
-					amount, exp := payd.Money(100), now.Add(time.Hour)
-					r, err := payd.NewRTP(payd.RTPInput{Alias: "37369000002", Amount: &amount, ExpiresAt: &exp, Currency: "MDL", Description: "x"}, m.ID, now)
-					if err == nil {
-						err = s.CreateRTP(ctx, m, r)
-					}
-					if err != nil {
-						t.Error(err)
-						return
-					}
+				if err != nil {
+					return err
 				}
-			}(g)
-		}
-		wg.Wait()
+			}
+			return nil
+		})
 		check("after concurrent creates")
 		if err := s.SeedRTPs(ctx, []string{a.ID, b.ID}, 1001, now); err != nil {
 			t.Fatal(err)
