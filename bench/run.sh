@@ -27,7 +27,16 @@ for engine in "${@:-sqlite postgres}"; do
     fi
     if [ "$e" = postgres ]; then psql "$PG" -Atc "SELECT 'database size before seeding: ' || pg_size_pretty(pg_database_size(current_database()))"; fi
     (cd "$work" && ./payd-load seed -database-url "$db" -rtps "${RTPS:-1000000}" -merchants 100 -creds "$work/creds.json")
-    if [ "$e" = postgres ]; then psql "$PG" -Atc "SELECT 'rtps table with its indexes: ' || pg_size_pretty(pg_total_relation_size('$schema.rtps'))"; fi
+    if [ "$e" = postgres ]; then
+      psql "$PG" -Atc "SELECT 'rtps table with its indexes: ' || pg_size_pretty(pg_total_relation_size('$schema.rtps'))"
+      # Settle: the seed has checkpointed; let autovacuum finish what the
+      # seed left it (up to two minutes) before anything is timed.
+      for i in $(seq 120); do
+        [ "$(psql "$PG" -Atc "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker' AND datname = current_database()")" = 0 ] && break
+        sleep 1
+      done
+      echo "settled after ${i} s"
+    fi
     echo "--- ready after start, on the freshly seeded database:"
     "$work/payd-load" startup -database-url "$db" -payd "$work/payd" -times 5
     PAYD_DATABASE_URL="$db" PAYD_TOKEN_RATE_CLIENT=100000000 PAYD_TOKEN_RATE_ADDR=100000000 PAYD_TOKEN_TTL=1h \

@@ -12,6 +12,9 @@ import (
 // SeedRTPs bulk-inserts n RTPs spread over the given merchants, for list
 // benchmarks: multi-row inserts in large transactions, not the API. The
 // RTPs vary in amount, order id, terminal, description, status and times.
+// An open RTP whose deadline is already past is written Expired at its
+// deadline, as the expiry loop of a running payd would have: a seeded
+// database is one in steady state, not one with months of expiries due.
 func (s *Store) SeedRTPs(ctx context.Context, merchantIDs []string, n int, now time.Time) error {
 	if s.engine == Postgres {
 		return s.seedRTPsPostgres(ctx, merchantIDs, n, now)
@@ -33,11 +36,15 @@ func (s *Store) SeedRTPs(ctx context.Context, merchantIDs []string, n int, now t
 					}
 					b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 					created := now.Add(-time.Duration(n-j) * time.Second)
-					st := statuses[j%len(statuses)]
+					expires := created.Add(time.Duration(1+j%1000) * time.Hour)
+					st, updated := statuses[j%len(statuses)], created
+					if (st == payd.RTPActive || st == payd.RTPCreated) && !expires.After(now) {
+						st, updated = payd.RTPExpired, expires // as the expiry loop would have written it
+					}
 					args = append(args, payd.NewID(created), merchantIDs[j%len(merchantIDs)], "37369112221",
 						int64(100+(j*7919)%9_999_900), "MDL", fmt.Sprintf("Order %d: %s", j, words[j%len(words)]),
 						fmt.Sprintf("ord-%d", j%5000), nullStr(fmt.Sprintf("T%d", j%20)), nil, nil, string(st), nil, nil, nil, nil,
-						ms(created), ms(created), ms(created.Add(time.Duration(1+j%1000)*time.Hour)))
+						ms(created), ms(updated), ms(expires))
 				}
 				if _, err := t.exec(ctx, b.String(), args...); err != nil {
 					return fmt.Errorf("seed rtps: %w", err)
@@ -50,11 +57,22 @@ func (s *Store) SeedRTPs(ctx context.Context, merchantIDs []string, n int, now t
 			return err
 		}
 	}
-	if s.engine == Postgres {
-		_, err := s.w.ExecContext(ctx, "VACUUM ANALYZE rtps") // as autovacuum would have by now
+	// Without samples (migration 016 says why).
+	if _, err := s.w.ExecContext(ctx, "ANALYZE; DELETE FROM sqlite_stat4; ANALYZE sqlite_schema"); err != nil {
 		return err
 	}
-	_, err := s.w.ExecContext(ctx, "ANALYZE")
+	return s.settle(ctx)
+}
+
+// settle writes the seed's pages to the database files, so the runs that
+// follow a seed do not pay for its checkpoint: SQLite moves the WAL into
+// the database and empties it, PostgreSQL checkpoints.
+func (s *Store) settle(ctx context.Context) error {
+	q := "PRAGMA wal_checkpoint(TRUNCATE)"
+	if s.engine == Postgres {
+		q = "CHECKPOINT"
+	}
+	_, err := s.w.ExecContext(ctx, q)
 	return err
 }
 
@@ -72,17 +90,20 @@ func (s *Store) seedRTPsPostgres(ctx context.Context, merchantIDs []string, n in
 				($1::text[])[j % $2 + 1], '37369112221', 100 + (j::bigint * 7919) % 9999900, 'MDL',
 				'Order ' || j || ': ' || (ARRAY['shirt','book','coffee','ticket','lamp','chair','phone','bread'])[j % 8 + 1],
 				'ord-' || (j % 5000), 'T' || (j % 20), NULL, NULL,
-				(ARRAY['Active','Active','Accepted','Rejected','Cancelled','Expired','Created'])[j % 7 + 1],
-				NULL, NULL, NULL, NULL, c, c, c + (1 + j % 1000) * 3600000
+				CASE WHEN st IN ('Active','Created') AND e <= $3::bigint THEN 'Expired' ELSE st END,
+				NULL, NULL, NULL, NULL, c, CASE WHEN st IN ('Active','Created') AND e <= $3::bigint THEN e ELSE c END, e
 			FROM (SELECT j, $3::bigint - ($4::bigint - j) * 1000 AS c, md5(j::text) AS r FROM generate_series($5::bigint, $6::bigint) AS j) g,
-				LATERAL (SELECT lpad(to_hex(c), 12, '0') AS h) x`,
+				LATERAL (SELECT lpad(to_hex(c), 12, '0') AS h, c + (1 + j % 1000) * 3600000 AS e,
+					(ARRAY['Active','Active','Accepted','Rejected','Cancelled','Expired','Created'])[j % 7 + 1] AS st) x`,
 			merchantIDs, len(merchantIDs), ms(now), n, from, to)
 		if err != nil {
 			return fmt.Errorf("seed rtps: %w", err)
 		}
 	}
-	_, err := s.w.ExecContext(ctx, "VACUUM ANALYZE rtps") // as autovacuum would have by now
-	return err
+	if _, err := s.w.ExecContext(ctx, "VACUUM ANALYZE rtps"); err != nil { // as autovacuum would have by now
+		return err
+	}
+	return s.settle(ctx)
 }
 
 // PrepareFloor creates floor_rtps, a copy of the rtps table's shape with

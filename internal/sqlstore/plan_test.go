@@ -67,11 +67,32 @@ func checkPlans(t *testing.T, s *Store, explain string, usesIndex func(plan stri
 	if err := s.SeedRTPs(ctx, ms, 20_000, now); err != nil {
 		t.Fatal(err)
 	}
+	// A seeded database is in steady state: no open RTP past its deadline
+	// (the expiry loop would have written it Expired, at its deadline).
+	var overdue, expiredLate int
+	if err := s.r.QueryRowContext(ctx, s.rebind("SELECT (SELECT COUNT(*) FROM rtps WHERE status IN ('Created','Active') AND expires_at <= ?), "+
+		"(SELECT COUNT(*) FROM rtps WHERE status = 'Expired' AND updated_at = expires_at AND expires_at > created_at)"), now.UnixMilli()).Scan(&overdue, &expiredLate); err != nil {
+		t.Fatal(err)
+	}
+	if overdue != 0 || expiredLate == 0 {
+		t.Fatalf("seeded: %d open RTPs past their deadline (want none), %d written Expired at their deadline (want some)", overdue, expiredLate)
+	}
 	conn, err := s.r.Conn(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
+	if s.engine == SQLite {
+		// The plans below come from sqlite_stat1 alone: no samples, whose
+		// presence re-plans statements at each new bound value (016).
+		var stat1, stat4 int
+		if err := conn.QueryRowContext(ctx, "SELECT (SELECT COUNT(*) FROM sqlite_stat1), (SELECT COUNT(*) FROM sqlite_stat4)").Scan(&stat1, &stat4); err != nil {
+			t.Fatal(err)
+		}
+		if stat1 == 0 || stat4 != 0 {
+			t.Fatalf("after seeding: %d rows of sqlite_stat1 (want some) and %d of sqlite_stat4 (want none)", stat1, stat4)
+		}
+	}
 	if s.engine == Postgres {
 		if _, err := conn.ExecContext(ctx, "SET enable_seqscan = off"); err != nil {
 			t.Fatal(err)
