@@ -195,6 +195,36 @@ func TestCallbackSurvivesRestart(t *testing.T) {
 	})
 }
 
+// TestSlowEndpointDoesNotHoldBackCallbacks: while one merchant's endpoint
+// holds an attempt open, a callback committed after it is delivered, not
+// kept waiting for the pass of the slow attempt to end (DeliveryLoops).
+func TestSlowEndpointDoesNotHoldBackCallbacks(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, _ *sqlstore.Store, dbURL string) {
+		release := make(chan struct{})
+		slow := newHook(t, func(int) int { <-release; return 200 })
+		t.Cleanup(func() { close(release) }) // before the hook's server closes
+		fast := newHook(t, func(int) int { return 200 })
+		env := map[string]string{"PAYD_DATABASE_URL": dbURL}
+		cr, _ := merchantToken(t, env, "")
+		s := startServer(t, env)
+		tok := token(t, s.base, cr)
+		createAndAccept(t, s.base, tok, slow.srv.URL)
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			slow.mu.Lock()
+			n := len(slow.bodies)
+			slow.mu.Unlock()
+			if n == 1 {
+				break // its attempt is in flight, and stays so
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the slow endpoint's callback did not arrive")
+			}
+		}
+		createAndAccept(t, s.base, tok, fast.srv.URL)
+		fast.wait(t, 1, 3*time.Second)
+	})
+}
+
 // TestCallbackQueuedWhileServerDown: a payment committed while no server
 // runs (as after a crash right after the commit) is delivered by the next.
 func TestCallbackQueuedWhileServerDown(t *testing.T) {

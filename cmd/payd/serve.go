@@ -143,7 +143,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	wg.Add(1)
 	go func() { defer wg.Done(); store.ListenAuth(workCtx, log, nil) }()
-	loop("delivery", worker.DeliveryInterval, callbacksWake, worker.DeliveryBatch, delivery.RunOnce)
+	for range worker.DeliveryLoops {
+		loop("delivery", worker.DeliveryInterval, callbacksWake, worker.DeliveryBatch, delivery.RunOnce)
+	}
 	loop("expiry", worker.ExpiryInterval, nil, 500, worker.Paced(500, 3, (&worker.Expiry{Store: store, Clock: clock}).RunOnce))
 	loop("tokens", worker.TokenInterval, nil, 0, (&worker.Tokens{Store: store, Clock: clock}).RunOnce)
 	if c.Retention > 0 {

@@ -29,6 +29,14 @@ var DefaultSchedule = []time.Duration{
 // behind a flow of 600 a second).
 const DeliveryBatch = 256
 
+// DeliveryLoops is how many delivery passes of one instance run at once,
+// each claiming its own callbacks. A pass waits for its slowest attempt:
+// with one loop a callback committed during a pass waited for that pass to
+// end before it was even claimed (rtp-flow on 100,000 rows, SQLite:
+// accept→arrival p50 40–45 ms with one loop, 24–32 ms with two), and one
+// merchant's slow endpoint held back every other merchant's callbacks.
+const DeliveryLoops = 2
+
 // Delivery sends queued callbacks.
 type Delivery struct {
 	Store    *sqlstore.Store
@@ -45,6 +53,8 @@ type Delivery struct {
 	// Clocked: give merchants on the sandbox's test clock a claim as of
 	// their own time (sandbox only).
 	Clocked bool
+
+	once sync.Once
 }
 
 // NewAttemptsCounter is the callback-attempts metric, by outcome.
@@ -58,7 +68,9 @@ func NewAttemptsCounter(reg prometheus.Registerer) *prometheus.CounterVec {
 	return c
 }
 
-func (d *Delivery) defaults() {
+func (d *Delivery) defaults() { d.once.Do(d.setDefaults) }
+
+func (d *Delivery) setDefaults() {
 	if d.Schedule == nil {
 		d.Schedule = DefaultSchedule
 	}
