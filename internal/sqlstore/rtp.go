@@ -227,26 +227,44 @@ func (s *Store) rtpListQueries(f payd.RTPFilter, now time.Time) (countQ string, 
 	}
 	w.timeRange("created_at", f.CreatedFrom, f.CreatedTo)
 	w.timeRange("expires_at", f.ExpiresFrom, f.ExpiresTo)
+	countQ, countArgs = "SELECT COUNT(*) FROM rtps"+w.sql(), w.args
+	if len(w.conds) == 1 && len(f.Statuses) == 0 { // the merchant's every RTP: its counters (015)
+		countQ = "SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM rtp_counts WHERE merchant_id = ?"
+	}
 	if len(f.Statuses) > 0 {
-		var ors []string
+		// Each status as of now is one or more stored statuses, each part
+		// with the stored status alone in its condition: the count adds up
+		// one count per part, each a range of the status index, where one
+		// OR over them read every index entry of the merchant (Expired is
+		// stored Expired or open past its deadline).
+		var ors, parts []string
+		var orArgs, partArgs []any
+		seen := map[payd.RTPStatus]bool{}
+		part := func(cond string, args ...any) {
+			ors = append(ors, "("+cond+")")
+			orArgs = append(orArgs, args...)
+			parts = append(parts, "SELECT COUNT(*) AS n FROM rtps"+w.sql()+" AND "+cond)
+			partArgs = append(append(partArgs, w.args...), args...)
+		}
 		for _, st := range f.Statuses {
+			if seen[st] {
+				continue
+			}
+			seen[st] = true
 			switch st {
 			case payd.RTPCreated, payd.RTPActive:
-				ors = append(ors, "(status = ? AND expires_at > ?)")
-				w.args = append(w.args, string(st), ms(now))
+				part("status = ? AND expires_at > ?", string(st), ms(now))
 			case payd.RTPExpired:
-				ors = append(ors, "(status = 'Expired' OR (status IN ('Created','Active') AND expires_at <= ?))")
-				w.args = append(w.args, ms(now))
+				part("status = 'Expired'")
+				part("status = 'Created' AND expires_at <= ?", ms(now))
+				part("status = 'Active' AND expires_at <= ?", ms(now))
 			default:
-				ors = append(ors, "status = ?")
-				w.args = append(w.args, string(st))
+				part("status = ?", string(st))
 			}
 		}
-		w.conds = append(w.conds, "("+strings.Join(ors, " OR ")+")")
-	}
-	countQ, countArgs = "SELECT COUNT(*) FROM rtps"+w.sql(), w.args
-	if len(w.conds) == 1 { // the merchant's every RTP: its counters (015)
-		countQ = "SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM rtp_counts WHERE merchant_id = ?"
+		countQ = "SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM (" + strings.Join(parts, " UNION ALL ") + ") AS counts"
+		countArgs = partArgs
+		w.add("("+strings.Join(ors, " OR ")+")", orArgs...)
 	}
 	// A deferred join: the page's ids come from the indexes alone, then
 	// only those rows are read. Selecting every column in one query made

@@ -80,6 +80,25 @@ func checkSegments(t *testing.T, s *Store) {
 			}
 		}
 	}
+	// A status filter's total adds one count per stored status it covers
+	// (rtpListQueries): it must equal the RTPs of the whole list whose
+	// status as of now is among those asked for, lazily expired ones too.
+	whole := mustRTPs(t, s, payd.RTPFilter{MerchantID: "m1"}, at)
+	for _, sts := range [][]payd.RTPStatus{{payd.RTPExpired}, {payd.RTPActive}, {payd.RTPCreated}, {payd.RTPAccepted},
+		{payd.RTPExpired, payd.RTPActive}, {payd.RTPCreated, payd.RTPExpired, payd.RTPRejected}, {payd.RTPExpired, payd.RTPExpired}} {
+		for _, terminal := range []string{"", "T4"} {
+			want := 0
+			for _, r := range whole {
+				if slices.Contains(sts, r.Status) && (terminal == "" || r.TerminalID == terminal) {
+					want++
+				}
+			}
+			_, total, err := s.RTPs(context.Background(), payd.RTPFilter{MerchantID: "m1", Statuses: sts, TerminalID: terminal, Count: 5}, at)
+			if err != nil || total != want || want == 0 {
+				t.Errorf("statuses %v terminal %q: total %d, %v; want %d (and some)", sts, terminal, total, err, want)
+			}
+		}
+	}
 	t.Log(fmt.Sprintf("%d pages equal to one sort's slices; %d RTPs expire lazily", pages, lazy))
 }
 
