@@ -227,11 +227,12 @@ func (s *Store) rtpListQueries(f payd.RTPFilter, now time.Time) (countQ string, 
 	}
 	w.timeRange("created_at", f.CreatedFrom, f.CreatedTo)
 	w.timeRange("expires_at", f.ExpiresFrom, f.ExpiresTo)
-	countQ, countArgs = "SELECT COUNT(*) FROM rtps"+w.sql(), w.args
-	if len(w.conds) == 1 && len(f.Statuses) == 0 { // the merchant's every RTP: its counters (015)
-		countQ = "SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM rtp_counts WHERE merchant_id = ?"
-	}
-	if len(f.Statuses) > 0 {
+	switch {
+	case len(f.Statuses) == 0 && len(w.conds) == 1: // the merchant's every RTP: its counters (015)
+		countQ, countArgs = "SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM rtp_counts WHERE merchant_id = ?", w.args
+	case len(f.Statuses) == 0:
+		countQ, countArgs = "SELECT COUNT(*) FROM rtps"+w.sql(), w.args
+	default:
 		// Each status as of now is one or more stored statuses, each part
 		// with the stored status alone in its condition: the count adds up
 		// one count per part, each a range of the status index, where one
