@@ -241,26 +241,16 @@ func (s *Store) rtpListQueries(f payd.RTPFilter, now time.Time) (countQ string, 
 		var ors, parts []string
 		var orArgs, partArgs []any
 		seen := map[payd.RTPStatus]bool{}
-		part := func(cond string, args ...any) {
-			ors = append(ors, "("+cond+")")
-			orArgs = append(orArgs, args...)
-			parts = append(parts, "SELECT COUNT(*) AS n FROM rtps"+w.sql()+" AND "+cond)
-			partArgs = append(append(partArgs, w.args...), args...)
-		}
 		for _, st := range f.Statuses {
 			if seen[st] {
 				continue
 			}
 			seen[st] = true
-			switch st {
-			case payd.RTPCreated, payd.RTPActive:
-				part("status = ? AND expires_at > ?", string(st), ms(now))
-			case payd.RTPExpired:
-				part("status = 'Expired'")
-				part("status = 'Created' AND expires_at <= ?", ms(now))
-				part("status = 'Active' AND expires_at <= ?", ms(now))
-			default:
-				part("status = ?", string(st))
+			for _, p := range rtpStatusParts(st, ms(now)) {
+				ors = append(ors, "("+p.cond+")")
+				orArgs = append(orArgs, p.args...)
+				parts = append(parts, "SELECT COUNT(*) AS n FROM rtps"+w.sql()+" AND "+p.cond)
+				partArgs = append(append(partArgs, w.args...), p.args...)
 			}
 		}
 		countQ = "SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM (" + strings.Join(parts, " UNION ALL ") + ") AS counts"
@@ -356,6 +346,21 @@ func (s *Store) segmentPage(w where, f payd.RTPFilter, segs []segment) (string, 
 		s.limit(f.Count, f.Offset), args
 }
 
+// rtpStatusParts is an RTP status as of now as the stored statuses it
+// covers, each part with one stored status in its condition (a range of
+// the status index): Created and Active only before their deadline,
+// Expired also Created or Active past it.
+func rtpStatusParts(st payd.RTPStatus, now int64) []segment {
+	switch st {
+	case payd.RTPCreated, payd.RTPActive:
+		return []segment{{cond: "status = ? AND expires_at > ?", args: []any{string(st), now}}}
+	case payd.RTPExpired:
+		return []segment{{cond: "status = 'Expired'"}, {cond: "status = 'Created' AND expires_at <= ?", args: []any{now}},
+			{cond: "status = 'Active' AND expires_at <= ?", args: []any{now}}}
+	}
+	return []segment{{cond: "status = ?", args: []any{string(st)}}}
+}
+
 // rtpStatusPage is the page of a list sorted by status as of now: one
 // segment per status in the list's order, Expired merging the stored ones
 // with the open ones whose deadline has passed.
@@ -364,28 +369,16 @@ func (s *Store) rtpStatusPage(w where, f payd.RTPFilter, now time.Time) (string,
 		return "SELECT id FROM " + s.rtpsFor(f) + w.sql() + orderBy(rtpStatusExpr, false, f.Desc, "created_at", "id") + s.limit(f.Count, f.Offset),
 			append(append([]any{}, w.args...), ms(now))
 	}
-	t := ms(now)
 	// Alphabetical, as the contract's status sort is.
-	ranks := []struct {
-		status string
-		parts  []segment
-	}{
-		{"Accepted", []segment{{cond: "status = 'Accepted'"}}},
-		{"Active", []segment{{cond: "status = 'Active' AND expires_at > ?", args: []any{t}}}},
-		{"Cancelled", []segment{{cond: "status = 'Cancelled'"}}},
-		{"Created", []segment{{cond: "status = 'Created' AND expires_at > ?", args: []any{t}}}},
-		{"Expired", []segment{{cond: "status = 'Expired'"}, {cond: "status = 'Created' AND expires_at <= ?", args: []any{t}},
-			{cond: "status = 'Active' AND expires_at <= ?", args: []any{t}}}},
-		{"Refunded", []segment{{cond: "status = 'Refunded'"}}},
-		{"Rejected", []segment{{cond: "status = 'Rejected'"}}},
-	}
+	ranks := []payd.RTPStatus{payd.RTPAccepted, payd.RTPActive, payd.RTPCancelled, payd.RTPCreated,
+		payd.RTPExpired, payd.RTPRefunded, payd.RTPRejected}
 	var segs []segment
-	for i, r := range ranks {
+	for i, st := range ranks {
 		rank := i + 1
 		if f.Desc {
 			rank = len(ranks) - i
 		}
-		for _, p := range r.parts {
+		for _, p := range rtpStatusParts(st, ms(now)) {
 			p.rank = rank
 			segs = append(segs, p)
 		}

@@ -279,8 +279,7 @@ func TestRTPCountsKept(t *testing.T) {
 				m = b
 			}
 			for i := 0; i < 5; i++ {
-				amount, exp := payd.Money(100), now.Add(time.Hour)
-				r, err := payd.NewRTP(payd.RTPInput{Alias: "37369000002", Amount: &amount, ExpiresAt: &exp, Currency: "MDL", Description: "x"}, m.ID, now)
+				r, err := unsavedRTP(m, now)
 				if err == nil {
 					err = s.CreateRTP(ctx, m, r)
 				}
@@ -296,7 +295,14 @@ func TestRTPCountsKept(t *testing.T) {
 		}
 		check("after seeding")
 		if strings.HasPrefix(url, "postgres") {
-			rs := []*payd.RTP{newUnsaved(t, a, now), newUnsaved(t, b, now), newUnsaved(t, a, now)}
+			var rs []*payd.RTP
+			for _, m := range []*payd.Merchant{a, b, a} {
+				r, err := unsavedRTP(m, now)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rs = append(rs, r)
+			}
 			rs[1].Amount = 0 // refused by the database: the statement fails, each row is retried alone
 			if errs := s.InsertRTPsTogether(rs); errs[0] != nil || errs[1] == nil || errs[2] != nil {
 				t.Fatalf("a shared insert with a refused row: %v", errs)
@@ -306,12 +312,9 @@ func TestRTPCountsKept(t *testing.T) {
 	})
 }
 
-func newUnsaved(t *testing.T, m *payd.Merchant, now time.Time) *payd.RTP {
-	t.Helper()
+// unsavedRTP is a valid RTP of m, not stored (safe to call off the test's
+// goroutine).
+func unsavedRTP(m *payd.Merchant, now time.Time) (*payd.RTP, error) {
 	amount, exp := payd.Money(100), now.Add(time.Hour)
-	r, err := payd.NewRTP(payd.RTPInput{Alias: "37369000003", Amount: &amount, ExpiresAt: &exp, Currency: "MDL", Description: "y"}, m.ID, now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return payd.NewRTP(payd.RTPInput{Alias: "37369000002", Amount: &amount, ExpiresAt: &exp, Currency: "MDL", Description: "x"}, m.ID, now)
 }
