@@ -25,7 +25,8 @@ func TestRTPListPlansUseIndexes(t *testing.T) {
 	t.Run("sqlite", func(t *testing.T) {
 		s := openSQLiteForPlans(t)
 		checkPlans(t, s, "EXPLAIN QUERY PLAN ", func(plan string) bool {
-			return (strings.Contains(plan, "SEARCH rtps USING") || strings.Contains(plan, "SEARCH rtp_counts USING")) && !strings.Contains(plan, "SCAN rtps")
+			return (strings.Contains(plan, "SEARCH rtps USING") || strings.Contains(plan, "SEARCH rtp_counts USING") ||
+				strings.Contains(plan, "SEARCH rtp_status_counts USING")) && !strings.Contains(plan, "SCAN rtps")
 		})
 	})
 	t.Run("postgres", func(t *testing.T) {
@@ -112,6 +113,14 @@ func checkPlans(t *testing.T, s *Store, explain string, usesIndex func(plan stri
 			if name == "description" && !strings.Contains(plan, "rtps_merchant_description") &&
 				!(s.engine == Postgres && coveringCreated.MatchString(plan)) {
 				t.Errorf("description %s: not through an index holding the description:\n%s", qa.what, plan)
+			}
+		}
+		// A status filter alone counts from the kept counts (017), and the
+		// open RTPs past their deadline from the partial index of open ones.
+		if strings.HasPrefix(name, "status ") {
+			plan := checkPlan(t, s, conn, explain, name+" count", countQ, countArgs, usesIndex)
+			if !strings.Contains(plan, "rtp_status_counts") || (f.Statuses[0] != payd.RTPAccepted) != strings.Contains(plan, "rtps_open_merchant") {
+				t.Errorf("%s count: not from the kept counts and the open RTPs' index:\n%s", name, plan)
 			}
 		}
 		if w := s.descriptionWalk(f); w != nil { // SQLite's walk of a description search

@@ -3,8 +3,10 @@ package sqlstore_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -317,4 +319,150 @@ func TestRTPCountsKept(t *testing.T) {
 func unsavedRTP(m *payd.Merchant, now time.Time) (*payd.RTP, error) {
 	amount, exp := payd.Money(100), now.Add(time.Hour)
 	return payd.NewRTP(payd.RTPInput{Alias: "37369000002", Amount: &amount, ExpiresAt: &exp, Currency: "MDL", Description: "x"}, m.ID, now)
+}
+
+// TestRTPStatusCountsKept: a status filter alone takes its total from the
+// counts kept per merchant and stored status (migration 017). After every
+// way an RTP's status moves (creates, acceptances, rejections and
+// cancellations made concurrently while the counts are being compacted,
+// deadlines passing unwritten, the expiry loop writing some then all of
+// them, a refund settling), every status's total, alone and in sets, equals
+// the whole list's as of then, for each merchant. Compaction leaves one row
+// per merchant and status.
+func TestRTPStatusCountsKept(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, url string) {
+		now := storetest.Epoch
+		a, _ := newMerchant(t, s, 0)
+		b, _ := newMerchant(t, s, 0)
+		sets := [][]payd.RTPStatus{{payd.RTPCreated}, {payd.RTPActive}, {payd.RTPAccepted}, {payd.RTPRejected}, {payd.RTPExpired},
+			{payd.RTPCancelled}, {payd.RTPRefunded}, {payd.RTPCreated, payd.RTPActive}, {payd.RTPExpired, payd.RTPActive},
+			{payd.RTPCreated, payd.RTPExpired, payd.RTPAccepted}, {payd.RTPExpired, payd.RTPExpired}}
+		check := func(when string, at time.Time) {
+			t.Helper()
+			seen := map[payd.RTPStatus]bool{}
+			for _, m := range []*payd.Merchant{a, b} {
+				whole, _, err := s.RTPs(ctx, payd.RTPFilter{MerchantID: m.ID}, at)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, sts := range sets {
+					want := 0
+					for _, r := range whole {
+						if slices.Contains(sts, r.Status) {
+							want++
+							seen[r.Status] = true
+						}
+					}
+					if _, total, err := s.RTPs(ctx, payd.RTPFilter{MerchantID: m.ID, Statuses: sts, Count: 5}, at); err != nil || total != want {
+						t.Errorf("%s: statuses %v: total %d, %v; the whole list has %d", when, sts, total, err, want)
+					}
+				}
+			}
+			t.Logf("%s: statuses present %v", when, seen)
+		}
+
+		var compactions atomic.Int64
+		stop := make(chan struct{})
+		compacted := make(chan error, 1)
+		go func() {
+			for {
+				select {
+				case <-stop:
+					compacted <- nil
+					return
+				default:
+				}
+				if _, err := s.CompactRTPCounts(ctx); err != nil {
+					compacted <- err
+					return
+				}
+				compactions.Add(1)
+			}
+		}()
+		var accepted sync.Map // merchant id → a payment of it
+		concurrently(t, 16, func(g int) error {
+			m := a
+			if g%4 == 0 {
+				m = b
+			}
+			for i := 0; i < 6; i++ {
+				r, err := unsavedRTP(m, now)
+				if err == nil {
+					err = s.CreateRTP(ctx, m, r)
+				}
+				switch {
+				case err != nil:
+				case i%6 == 1:
+					var p *payd.Payment
+					_, p, err = s.CreditRTP(ctx, m.ID, payd.Credit{TargetID: r.ID, PayerName: payd.TestRTPPayer, PayerIBAN: payd.TestIBAN}, now)
+					if err == nil {
+						accepted.Store(m.ID, p)
+					}
+				case i%6 == 2:
+					_, err = s.RejectRTP(ctx, m.ID, r.ID, now)
+				case i%6 == 3:
+					_, err = s.CancelRTP(ctx, m.ID, r.ID, "no longer needed", now)
+				}
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		close(stop)
+		if err := <-compacted; err != nil {
+			t.Fatal(err)
+		}
+		check("after concurrent changes", now)
+
+		later := now.Add(2 * time.Hour) // every open RTP past its deadline, none written Expired
+		check("deadlines passed, none written", later)
+		if n, err := s.ExpireRTPs(ctx, later, 10); err != nil || n == 0 {
+			t.Fatalf("ExpireRTPs = %d, %v", n, err)
+		}
+		check("some written Expired", later)
+		for {
+			n, err := s.ExpireRTPs(ctx, later, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n == 0 {
+				break
+			}
+		}
+		check("all written Expired", later)
+
+		v, _ := accepted.Load(a.ID)
+		p := v.(*payd.Payment)
+		rf, err := s.CreateRefund(ctx, a.ID, p.ID, payd.RefundInput{Reason: "r"}, later, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.SettleRefund(ctx, rf.ID, payd.RefundAccepted, later.Add(time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		check("a refund settled", later.Add(time.Second))
+
+		rows := func() (n int64) {
+			t.Helper()
+			err := s.InWriteTx(ctx, func(w sqlstore.WriteTx) (err error) {
+				n, err = w.Count(ctx, "SELECT COUNT(*) FROM rtp_status_counts WHERE merchant_id = ?", a.ID)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		before := rows()
+		if _, err := s.CompactRTPCounts(ctx); err != nil {
+			t.Fatal(err)
+		}
+		after := rows()
+		t.Logf("%d compactions during the changes; merchant a's count rows %d before the last, %d after", compactions.Load(), before, after)
+		if after > 7 || (strings.HasPrefix(url, "postgres") && before <= after) {
+			t.Errorf("compaction: %d rows of merchant a's counts before, %d after (want at most one per status, and fewer on PostgreSQL)", before, after)
+		}
+		check("after compaction", later.Add(time.Second))
+	})
 }
