@@ -91,6 +91,10 @@ type failEnvelope struct {
 
 // respond writes the success envelope around result.
 func respond(w http.ResponseWriter, result any) error {
+	if a, ok := result.(jsonAppender); ok {
+		writeJSON(w, http.StatusOK, appendEnvelope(make([]byte, 0, 512), a))
+		return nil
+	}
 	b, err := json.Marshal(okEnvelope{OK: true, Result: result})
 	if err != nil {
 		return err

@@ -135,7 +135,14 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			if m := merchantFrom(r.Context()); m != nil {
 				attrs = append(attrs, slog.String("merchant_id", m.ID))
 			}
-			s.log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+			// The handler directly: Logger.LogAttrs would also walk the
+			// stack for a caller the handler does not print (1.5% of payd's
+			// CPU serving rtp-get).
+			if h := s.log.Handler(); h.Enabled(r.Context(), slog.LevelInfo) {
+				rec := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
+				rec.AddAttrs(attrs...)
+				h.Handle(r.Context(), rec)
+			}
 		}()
 		next.ServeHTTP(sw, r)
 	})

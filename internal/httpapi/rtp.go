@@ -177,5 +177,5 @@ func (s *Server) handleRTPList(c *call) error {
 	for i, r := range rs {
 		items[i] = s.rtpRecord(r)
 	}
-	return c.respond(listResult[rtpRecord]{TotalCount: total, Items: items})
+	return c.respond(rtpList{TotalCount: total, Items: items})
 }
