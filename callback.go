@@ -170,11 +170,27 @@ func (fs Fields) AppendJSON(b []byte, omitNull bool) []byte {
 		case f.Amount:
 			b = append(b, f.Value...)
 		default:
-			q, _ := json.Marshal(f.Value)
-			b = append(b, q...)
+			b = AppendJSONString(b, f.Value)
 		}
 	}
 	return append(b, '}')
+}
+
+// AppendJSONString appends s as a JSON string, exactly as encoding/json
+// writes it: printable ASCII other than the quote, the backslash and the
+// HTML-sensitive <, > and & as is, without reflection; any other string
+// through encoding/json itself (its escapes, U+2028 and U+2029, invalid
+// UTF-8 replaced).
+func AppendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // Body is the callback body {"result":{…},"signature":"…"}, with nulls kept.

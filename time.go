@@ -47,7 +47,10 @@ func (c *FakeClock) Set(t time.Time) {
 const TimeLayout = "2006-01-02T15:04:05.000+00:00"
 
 // FormatTime renders t in TimeLayout.
-func FormatTime(t time.Time) string { return t.UTC().Format(TimeLayout) }
+func FormatTime(t time.Time) string { return string(AppendTime(nil, t)) }
+
+// AppendTime appends FormatTime(t) to b.
+func AppendTime(b []byte, t time.Time) []byte { return t.UTC().AppendFormat(b, TimeLayout) }
 
 // ErrTimeFormat is returned for a datetime that is not ISO 8601 / RFC 3339.
 var ErrTimeFormat = errors.New("must be an ISO 8601 datetime")

@@ -13,9 +13,7 @@ import (
 // wireTime renders a time in the contract's output format.
 type wireTime time.Time
 
-func (t wireTime) MarshalJSON() ([]byte, error) {
-	return []byte(`"` + payd.FormatTime(time.Time(t)) + `"`), nil
-}
+func (t wireTime) MarshalJSON() ([]byte, error) { return appendWireTime(nil, t), nil }
 
 // IsZero lets omitzero drop unset times.
 func (t wireTime) IsZero() bool { return time.Time(t).IsZero() }

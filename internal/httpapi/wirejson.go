@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"encoding/json"
 	"strconv"
 	"time"
 
@@ -71,26 +70,8 @@ func appendInt(b []byte, n int) []byte { return strconv.AppendInt(b, int64(n), 1
 
 // appendKey appends key (its opening punctuation included) and s as a JSON
 // string.
-func appendKey(b []byte, key, s string) []byte { return appendString(append(b, key...), s) }
-
-// appendString appends s as encoding/json does: printable ASCII other than
-// the quote, the backslash and the HTML-sensitive <, > and & as is; any
-// other string through encoding/json itself (its escapes, U+2028 and
-// U+2029, invalid UTF-8 replaced).
-func appendString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s) // a string always encodes
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
-}
+func appendKey(b []byte, key, s string) []byte { return payd.AppendJSONString(append(b, key...), s) }
 
 func appendWireTime(b []byte, t wireTime) []byte {
-	b = append(b, '"')
-	b = time.Time(t).UTC().AppendFormat(b, payd.TimeLayout)
-	return append(b, '"')
+	return append(payd.AppendTime(append(b, '"'), time.Time(t)), '"')
 }

@@ -114,12 +114,10 @@ func checkPlans(t *testing.T, s *Store, explain string, usesIndex func(plan stri
 				!(s.engine == Postgres && coveringCreated.MatchString(plan)) {
 				t.Errorf("description %s: not through an index holding the description:\n%s", qa.what, plan)
 			}
-		}
-		// A status filter alone counts from the kept counts (017), and the
-		// open RTPs past their deadline from the partial index of open ones.
-		if strings.HasPrefix(name, "status ") {
-			plan := checkPlan(t, s, conn, explain, name+" count", countQ, countArgs, usesIndex)
-			if !strings.Contains(plan, "rtp_status_counts") || (f.Statuses[0] != payd.RTPAccepted) != strings.Contains(plan, "rtps_open_merchant") {
+			// A status filter alone counts from the kept counts (017), and the
+			// open RTPs past their deadline from the partial index of open ones.
+			if qa.what == "count" && strings.HasPrefix(name, "status ") &&
+				(!strings.Contains(plan, "rtp_status_counts") || (f.Statuses[0] != payd.RTPAccepted) != strings.Contains(plan, "rtps_open_merchant")) {
 				t.Errorf("%s count: not from the kept counts and the open RTPs' index:\n%s", name, plan)
 			}
 		}

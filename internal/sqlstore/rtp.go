@@ -273,26 +273,29 @@ func (s *Store) rtpListQueries(f payd.RTPFilter, now time.Time) (countQ string, 
 		// OR over them read every index entry of the merchant (Expired is
 		// stored Expired or open past its deadline). With no other filter
 		// the kept counts answer instead (keptStatusCount).
-		var ors, parts []string
-		var orArgs, partArgs []any
 		var statuses []payd.RTPStatus
+		var parts []segment
 		for _, st := range f.Statuses {
-			if slices.Contains(statuses, st) {
-				continue
-			}
-			statuses = append(statuses, st)
-			for _, p := range rtpStatusParts(st, ms(now)) {
-				ors = append(ors, "("+p.cond+")")
-				orArgs = append(orArgs, p.args...)
-				parts = append(parts, "SELECT COUNT(*) AS n FROM rtps"+w.sql()+" AND "+p.cond)
-				partArgs = append(append(partArgs, w.args...), p.args...)
+			if !slices.Contains(statuses, st) {
+				statuses = append(statuses, st)
+				parts = append(parts, rtpStatusParts(st, ms(now))...)
 			}
 		}
 		if len(w.conds) == 1 {
 			countQ, countArgs = keptStatusCount(f.MerchantID, statuses, ms(now))
 		} else {
-			countQ = "SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM (" + strings.Join(parts, " UNION ALL ") + ") AS counts"
-			countArgs = partArgs
+			counts := make([]string, len(parts))
+			for i, p := range parts {
+				counts[i] = "SELECT COUNT(*) AS n FROM rtps" + w.sql() + " AND " + p.cond
+				countArgs = append(append(countArgs, w.args...), p.args...)
+			}
+			countQ = "SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM (" + strings.Join(counts, " UNION ALL ") + ") AS counts"
+		}
+		ors := make([]string, len(parts))
+		var orArgs []any
+		for i, p := range parts {
+			ors[i] = "(" + p.cond + ")"
+			orArgs = append(orArgs, p.args...)
 		}
 		w.add("("+strings.Join(ors, " OR ")+")", orArgs...)
 	}
