@@ -198,10 +198,12 @@ func (s *Store) skipLocked() string {
 	return ""
 }
 
-// tx is a transaction whose queries are rebound for the engine.
+// tx is a transaction whose queries are rebound for the engine: on SQLite
+// a database/sql transaction, on PostgreSQL a pipelined one (pgtx.go).
 type tx struct {
 	s       *Store
-	tx      *sql.Tx
+	tx      *sql.Tx // SQLite
+	pg      *pgTx   // PostgreSQL
 	varying bool    // see varyingText
 	later   *writes // see tx.write
 }
@@ -209,7 +211,7 @@ type tx struct {
 // varyingText is the transaction for statements whose text changes with
 // their length (multi-row VALUES lists): they are never prepared, so they
 // cannot fill writeStmts and keep the fixed statements out.
-func (t *tx) varyingText() *tx { return &tx{s: t.s, tx: t.tx, varying: true, later: t.later} }
+func (t *tx) varyingText() *tx { return &tx{s: t.s, tx: t.tx, pg: t.pg, varying: true, later: t.later} }
 
 // stmt is q prepared and bound to the transaction, on SQLite once the
 // group committer has prepared it (writeStmts); nil runs q unprepared.
@@ -224,33 +226,36 @@ func (t *tx) stmt(ctx context.Context, q string) *sql.Stmt {
 }
 
 func (t *tx) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	if err := t.flush(ctx); err != nil {
-		return nil, err
+	if t.pg != nil {
+		return t.pgExec(ctx, t.s.rebind(q), args)
 	}
 	if st := t.stmt(ctx, q); st != nil {
 		return st.ExecContext(ctx, args...)
 	}
-	return t.tx.ExecContext(ctx, t.s.rebind(q), args...)
+	return t.tx.ExecContext(ctx, q, args...)
 }
 
-func (t *tx) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	if err := t.flush(ctx); err != nil {
-		return nil, err
+func (t *tx) query(ctx context.Context, q string, args ...any) (rows, error) {
+	if t.pg != nil {
+		return t.pgQuery(ctx, t.s.rebind(q), args)
 	}
 	if st := t.stmt(ctx, q); st != nil {
 		return st.QueryContext(ctx, args...)
 	}
-	return t.tx.QueryContext(ctx, t.s.rebind(q), args...)
+	return t.tx.QueryContext(ctx, q, args...)
 }
 
-// queryRow cannot return an error of the writes it sends first: that error
-// stays with the transaction, which then ends with it (tx.end).
-func (t *tx) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
-	t.flush(ctx)
+// queryRow's Scan returns the error of the writes sent before it, which
+// also stays with the transaction, which then ends with it (tx.end).
+func (t *tx) queryRow(ctx context.Context, q string, args ...any) scanner {
+	if t.pg != nil {
+		r, err := t.pgQuery(ctx, t.s.rebind(q), args)
+		return pgRow{r: r, err: err}
+	}
 	if st := t.stmt(ctx, q); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}
-	return t.tx.QueryRowContext(ctx, t.s.rebind(q), args...)
+	return t.tx.QueryRowContext(ctx, q, args...)
 }
 
 // inTx runs f in a write transaction and commits when it returns nil. On
@@ -290,12 +295,14 @@ func (s *Store) write1(ctx context.Context, q string, args ...any) error {
 
 // soloTx runs f in a transaction of its own.
 func (s *Store) soloTx(ctx context.Context, f func(*tx) error) error {
+	if s.engine == Postgres {
+		return s.pgTxRun(ctx, f)
+	}
 	sqlTx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	t := &tx{s: s, tx: sqlTx, later: &writes{}}
-	if err := t.end(ctx, f(t)); err != nil {
+	if err := f(&tx{s: s, tx: sqlTx}); err != nil {
 		sqlTx.Rollback()
 		return err
 	}

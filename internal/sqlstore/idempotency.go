@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -41,7 +42,7 @@ func (s *Store) BeginIdempotent(ctx context.Context, r IdemRequest, now time.Tim
 			WHERE merchant_id = ? AND key = ?`+s.forUpdate(), r.MerchantID, r.Key).Scan(&method, &path, &hash, &state, &resp, &created, &expires)
 		var res sql.Result
 		switch {
-		case err == sql.ErrNoRows:
+		case errors.Is(err, sql.ErrNoRows):
 			// Of two first requests racing, the insert lets exactly one in.
 			res, err = t.exec(ctx, `INSERT INTO idempotency_keys (merchant_id, key, method, path, body_hash, state, created_at, expires_at)
 				VALUES (?, ?, ?, ?, ?, 'running', ?, ?) ON CONFLICT (merchant_id, key) DO NOTHING`,

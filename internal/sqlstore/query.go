@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"database/sql"
 	"strconv"
 	"strings"
 	"time"
@@ -104,11 +103,11 @@ func (s *Store) count(ctx context.Context, q string, args []any) (int, error) {
 	return n, err
 }
 
-// scanner is what a row scanner reads from: *sql.Row or *sql.Rows.
+// scanner is what a row scanner reads from: a row (*sql.Row, pgRow) or rows.
 type scanner interface{ Scan(...any) error }
 
 // scanAll reads every row of rows with scan and closes rows.
-func scanAll[T any](rows *sql.Rows, scan func(scanner) (T, error)) ([]T, error) {
+func scanAll[T any](rows rows, scan func(scanner) (T, error)) ([]T, error) {
 	defer rows.Close()
 	var out []T
 	for rows.Next() {

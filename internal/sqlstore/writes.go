@@ -2,9 +2,12 @@ package sqlstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Writes sent together. On PostgreSQL every statement of a transaction is
@@ -14,8 +17,9 @@ import (
 // flow showed PostgreSQL's backends spending more of the machine on those
 // round trips than payd did on everything else. The writes whose only
 // result is whether they happened are queued with tx.write instead, and go
-// to the server as one statement of data-modifying WITH clauses just before
-// the transaction's next statement or its commit.
+// to the server as one statement of data-modifying WITH clauses in the
+// round trip of the transaction's next statement or of its COMMIT
+// (pgtx.go).
 //
 // Writes queued together see the same snapshot, so none may depend on
 // another's effect (a foreign key between them is fine: it is checked at
@@ -26,8 +30,9 @@ import (
 
 // writes is a transaction's queue and the first error sending it met.
 type writes struct {
-	q   []queuedWrite
-	err error
+	q    []queuedWrite
+	sent []queuedWrite // the statement in flight (failed)
+	err  error
 }
 
 type queuedWrite struct {
@@ -60,62 +65,59 @@ func (t *tx) write(ctx context.Context, want int64, short error, q string, args 
 	return nil
 }
 
-// flush sends the queued writes. An error stays with the transaction.
-func (t *tx) flush(ctx context.Context) error {
-	w := t.later
-	if w == nil {
-		return nil
+// statement is the queued writes as one statement, and empties the queue:
+// "" when none are queued. A write that must affect a number of rows fails
+// the statement otherwise (payd_short_write, migration 018), so that a
+// COMMIT sent behind it finds the transaction aborted.
+func (w *writes) statement() (string, []any) {
+	if len(w.q) == 0 {
+		return "", nil
 	}
-	if w.err != nil || len(w.q) == 0 {
-		return w.err
-	}
-	qs := w.q
-	w.q = nil
+	w.sent, w.q = w.q, nil
 	var b strings.Builder
 	var args []any
 	b.WriteString("WITH ")
-	for i, q := range qs {
+	for i, q := range w.sent {
 		if i > 0 {
 			b.WriteString(", ")
 		}
 		b.WriteString("w" + strconv.Itoa(i) + " AS (" + q.q + " RETURNING 1)")
 		args = append(args, q.args...)
 	}
-	b.WriteString(" SELECT ")
-	counts := make([]int64, len(qs))
-	dest := make([]any, len(qs))
-	for i := range qs {
-		if i > 0 {
-			b.WriteString(", ")
+	b.WriteString(" SELECT 0")
+	for i, q := range w.sent {
+		if q.want >= 0 {
+			n := strconv.Itoa(i)
+			b.WriteString(", CASE WHEN (SELECT count(*) FROM w" + n + ") = " + strconv.FormatInt(q.want, 10) +
+				" THEN 0 ELSE payd_short_write(" + n + ") END")
 		}
-		b.WriteString("(SELECT count(*) FROM w" + strconv.Itoa(i) + ")")
-		dest[i] = &counts[i]
 	}
-	if err := t.tx.QueryRowContext(ctx, t.s.rebind(b.String()), args...).Scan(dest...); err != nil {
-		w.err = fmt.Errorf("write: %w", err)
-		return w.err
-	}
-	for i, q := range qs {
-		if q.want >= 0 && counts[i] != q.want {
-			w.err = q.short
+	return b.String(), args
+}
+
+// failed records the error the statement of the writes sent last met: the
+// short error of the write that affected another number of rows, or err.
+func (w *writes) failed(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == shortWriteCode {
+		if i, cerr := strconv.Atoi(strings.TrimPrefix(pe.Message, "payd short write ")); cerr == nil && i < len(w.sent) {
+			w.err = w.sent[i].short
 			return w.err
 		}
 	}
-	return nil
+	w.err = fmt.Errorf("write: %w", err)
+	return w.err
 }
 
-// end is what a transaction whose function returned err ends with: the
-// queued writes are sent, and their error, which came first, wins over
-// err (a statement after a failed one fails too, for that reason only).
-func (t *tx) end(ctx context.Context, err error) error {
-	if t.later == nil {
+// shortWriteCode is the SQLSTATE payd_short_write raises.
+const shortWriteCode = "PD001"
+
+// end is what a transaction whose function returned err ends with: an
+// error of the queued writes, which came first, wins over err (a statement
+// after a failed one fails too, for that reason only).
+func (t *tx) end(err error) error {
+	if t.later == nil || err == nil || t.later.err == nil {
 		return err
 	}
-	if err == nil {
-		return t.flush(ctx)
-	}
-	if t.later.err != nil {
-		return t.later.err
-	}
-	return err
+	return t.later.err
 }
