@@ -3,6 +3,7 @@ package sqlstore_test
 import (
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,6 +28,39 @@ func BenchmarkCreateRTP(b *testing.B) {
 					r, _ := payd.NewRTP(payd.RTPInput{Alias: "37369112221", Amount: &amount, ExpiresAt: &exp, Currency: "MDL", Description: "d"}, c.MerchantID, storetest.Epoch)
 					if err := s.CreateRTP(ctx, m, r); err != nil {
 						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkRTPGet is one read of an RTP by id (rtp-get's store call),
+// from many goroutines over 1,000 RTPs, on each engine:
+// go test -run '^$' -bench RTPGet -benchmem -cpu 32 ./internal/sqlstore/
+func BenchmarkRTPGet(b *testing.B) {
+	for _, engine := range []string{"sqlite", "postgres"} {
+		b.Run(engine, func(b *testing.B) {
+			s := benchStore(b, engine)
+			c, _ := s.CreateMerchant(ctx, sqlstore.MerchantOptions{Name: "b"}, storetest.Epoch)
+			m, _ := s.Merchant(ctx, c.MerchantID)
+			amount, exp := payd.Money(5000), storetest.Epoch.Add(time.Hour)
+			ids := make([]string, 1000)
+			for i := range ids {
+				r, _ := payd.NewRTP(payd.RTPInput{Alias: "37369112221", Amount: &amount, ExpiresAt: &exp, Currency: "MDL", Description: "d"}, c.MerchantID, storetest.Epoch)
+				if err := s.CreateRTP(ctx, m, r); err != nil {
+					b.Fatal(err)
+				}
+				ids[i] = r.ID
+			}
+			var next atomic.Int64
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					id := ids[next.Add(1)%int64(len(ids))]
+					if r, err := s.RTP(ctx, c.MerchantID, id, storetest.Epoch); err != nil || r.ID != id {
+						b.Fatal(r, err)
 					}
 				}
 			})

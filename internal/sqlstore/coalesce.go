@@ -11,6 +11,8 @@ import (
 
 	"payd"
 	"payd/internal/batch"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Read coalescing for RTP reads by id, on PostgreSQL. A GET of one RTP
@@ -124,21 +126,21 @@ func (c *rtpReader) serve(reads []rtpRead) {
 	defer cancel()
 	found := map[string]*payd.RTP{}
 	c.statements.Add(1)
-	rows, err := c.s.query(ctx, "SELECT "+rtpCols+" FROM rtps WHERE id = ANY(?)", ids)
-	if err == nil {
+	err := c.s.pgConn(ctx, func(pc *pgx.Conn) error {
+		rows, err := pc.Query(ctx, "SELECT "+rtpCols+" FROM rtps WHERE id = ANY($1)", ids)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
 		for rows.Next() {
-			r, serr := scanRTP(rows)
-			if serr != nil {
-				err = serr
-				break
+			r, err := scanRTP(rows)
+			if err != nil {
+				return err
 			}
 			found[r.ID] = r
 		}
-		rows.Close()
-		if err == nil {
-			err = rows.Err()
-		}
-	}
+		return rows.Err()
+	})
 	for _, q := range reads {
 		res := rtpReadResult{err: err}
 		if err == nil {

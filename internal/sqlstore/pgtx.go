@@ -20,8 +20,8 @@ import (
 // database/sql pool (sql.Conn.Raw), and sends what must come before a
 // statement in the statement's round trip: BEGIN is sent with the first
 // statement, the queued writes with the next, and at the end the writes
-// with COMMIT. An acceptance is two round trips; a use case that only
-// writes (an RTP's creation) is one.
+// with COMMIT. An acceptance is two round trips; a transaction whose
+// writes are all queued is one.
 //
 // Since the writes travel with the COMMIT, a write that must affect a
 // number of rows is checked by the statement itself (migration 018's
@@ -44,13 +44,8 @@ type rows interface {
 
 // pgTxRun runs f in a transaction on one of the pool's connections.
 func (s *Store) pgTxRun(ctx context.Context, f func(*tx) error) error {
-	conn, err := s.w.Conn(ctx)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	defer conn.Close()
-	return conn.Raw(func(dc any) error {
-		t := &tx{s: s, pg: &pgTx{c: dc.(*stdlib.Conn).Conn()}, later: &writes{}}
+	return s.pgConn(ctx, func(c *pgx.Conn) error {
+		t := &tx{s: s, pg: &pgTx{c: c}, later: &writes{}}
 		err := t.end(f(t))
 		if err == nil {
 			err = t.commit(ctx)
@@ -64,6 +59,17 @@ func (s *Store) pgTxRun(ctx context.Context, f func(*tx) error) error {
 		}
 		return err
 	})
+}
+
+// pgConn runs f on pgx's own connection, taken from the database/sql
+// pool: it scans rows without database/sql's conversions, and pipelines.
+func (s *Store) pgConn(ctx context.Context, f func(*pgx.Conn) error) error {
+	conn, err := s.w.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return conn.Raw(func(dc any) error { return f(dc.(*stdlib.Conn).Conn()) })
 }
 
 // step is what the pipeline sends before a statement.
