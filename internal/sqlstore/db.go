@@ -204,14 +204,29 @@ type tx struct {
 	s       *Store
 	tx      *sql.Tx // SQLite
 	pg      *pgTx   // PostgreSQL
+	shared  bool    // SQLite: use cases share it (see unabandoned)
 	varying bool    // see varyingText
 	later   *writes // see tx.write
+}
+
+// unabandoned is the context a statement runs under. In a transaction use
+// cases share (group commit), a use case runs to its end once started:
+// SQLite rolls back the whole transaction when a write is interrupted, as
+// the driver does when a statement's context ends, and so would undo the
+// other use cases' writes.
+func (t *tx) unabandoned(ctx context.Context) context.Context {
+	if t.shared {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
 }
 
 // varyingText is the transaction for statements whose text changes with
 // their length (multi-row VALUES lists): they are never prepared, so they
 // cannot fill writeStmts and keep the fixed statements out.
-func (t *tx) varyingText() *tx { return &tx{s: t.s, tx: t.tx, pg: t.pg, varying: true, later: t.later} }
+func (t *tx) varyingText() *tx {
+	return &tx{s: t.s, tx: t.tx, pg: t.pg, shared: t.shared, varying: true, later: t.later}
+}
 
 // stmt is q prepared and bound to the transaction, on SQLite once the
 // group committer has prepared it (writeStmts); nil runs q unprepared.
@@ -229,6 +244,7 @@ func (t *tx) exec(ctx context.Context, q string, args ...any) (sql.Result, error
 	if t.pg != nil {
 		return t.pgExec(ctx, t.s.rebind(q), args)
 	}
+	ctx = t.unabandoned(ctx)
 	if st := t.stmt(ctx, q); st != nil {
 		return st.ExecContext(ctx, args...)
 	}
@@ -239,6 +255,7 @@ func (t *tx) query(ctx context.Context, q string, args ...any) (rows, error) {
 	if t.pg != nil {
 		return t.pgQuery(ctx, t.s.rebind(q), args)
 	}
+	ctx = t.unabandoned(ctx)
 	if st := t.stmt(ctx, q); st != nil {
 		return st.QueryContext(ctx, args...)
 	}
@@ -252,6 +269,7 @@ func (t *tx) queryRow(ctx context.Context, q string, args ...any) scanner {
 		r, err := t.pgQuery(ctx, t.s.rebind(q), args)
 		return pgRow{r: r, err: err}
 	}
+	ctx = t.unabandoned(ctx)
 	if st := t.stmt(ctx, q); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}

@@ -73,7 +73,7 @@ func (s *Store) runBatch(batch []writeJob) {
 		fail(fmt.Errorf("begin: %w", err))
 		return
 	}
-	t := &tx{s: s, tx: sqlTx}
+	t := &tx{s: s, tx: sqlTx, shared: true}
 	results := make([]error, len(batch))
 	for i, j := range batch {
 		if err := j.ctx.Err(); err != nil {
