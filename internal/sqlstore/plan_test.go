@@ -126,6 +126,15 @@ func checkPlans(t *testing.T, s *Store, explain string, usesIndex func(plan stri
 			checkPlan(t, s, conn, explain, name+" walk", w.walkQ, append(append([]any{}, w.args...), 100), usesIndex)
 		}
 	}
+	// The expiry pass reads the partial indexes of open objects by deadline.
+	for _, due := range []struct{ q, index, status string }{
+		{dueRTPs, "rtps_open_expiry", "Active"},
+		{dueCheckouts, "checkouts_due", "Initialized"},
+	} {
+		checkPlan(t, s, conn, explain, "due "+due.index, due.q, []any{due.status, now.UnixMilli(), 500}, func(plan string) bool {
+			return strings.Contains(plan, due.index)
+		})
+	}
 }
 
 // coveringCreated is an index-only scan, either way, of PostgreSQL's
@@ -154,7 +163,7 @@ func checkPlan(t *testing.T, s *Store, conn *sql.Conn, explain, what, q string, 
 	}
 	t.Logf("%s:\n%s", what, plan.String())
 	if !usesIndex(plan.String()) {
-		t.Errorf("%s: not through an index of the merchant:\n%s", what, plan.String())
+		t.Errorf("%s: not through the index it needs:\n%s", what, plan.String())
 	}
 	return plan.String()
 }
