@@ -19,19 +19,29 @@ func BenchmarkCreateRTP(b *testing.B) {
 	for _, engine := range []string{"sqlite", "postgres"} {
 		b.Run(engine, func(b *testing.B) {
 			s := benchStore(b, engine)
-			c, _ := s.CreateMerchant(ctx, sqlstore.MerchantOptions{Name: "b"}, storetest.Epoch)
-			m, _ := s.Merchant(ctx, c.MerchantID)
-			amount, exp := payd.Money(5000), storetest.Epoch.Add(time.Hour)
+			create := benchCreator(b, s)
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					r, _ := payd.NewRTP(payd.RTPInput{Alias: "37369112221", Amount: &amount, ExpiresAt: &exp, Currency: "MDL", Description: "d"}, c.MerchantID, storetest.Epoch)
-					if err := s.CreateRTP(ctx, m, r); err != nil {
-						b.Fatal(err)
-					}
+					create()
 				}
 			})
 		})
+	}
+}
+
+// benchCreator makes a merchant and returns a function that creates one
+// of its RTPs.
+func benchCreator(b *testing.B, s *sqlstore.Store) func() *payd.RTP {
+	c, _ := s.CreateMerchant(ctx, sqlstore.MerchantOptions{Name: "b"}, storetest.Epoch)
+	m, _ := s.Merchant(ctx, c.MerchantID)
+	amount, exp := payd.Money(5000), storetest.Epoch.Add(time.Hour)
+	return func() *payd.RTP {
+		r, _ := payd.NewRTP(payd.RTPInput{Alias: "37369112221", Amount: &amount, ExpiresAt: &exp, Currency: "MDL", Description: "d"}, c.MerchantID, storetest.Epoch)
+		if err := s.CreateRTP(ctx, m, r); err != nil {
+			b.Fatal(err)
+		}
+		return r
 	}
 }
 
@@ -42,24 +52,18 @@ func BenchmarkRTPGet(b *testing.B) {
 	for _, engine := range []string{"sqlite", "postgres"} {
 		b.Run(engine, func(b *testing.B) {
 			s := benchStore(b, engine)
-			c, _ := s.CreateMerchant(ctx, sqlstore.MerchantOptions{Name: "b"}, storetest.Epoch)
-			m, _ := s.Merchant(ctx, c.MerchantID)
-			amount, exp := payd.Money(5000), storetest.Epoch.Add(time.Hour)
-			ids := make([]string, 1000)
-			for i := range ids {
-				r, _ := payd.NewRTP(payd.RTPInput{Alias: "37369112221", Amount: &amount, ExpiresAt: &exp, Currency: "MDL", Description: "d"}, c.MerchantID, storetest.Epoch)
-				if err := s.CreateRTP(ctx, m, r); err != nil {
-					b.Fatal(err)
-				}
-				ids[i] = r.ID
+			create := benchCreator(b, s)
+			rtps := make([]*payd.RTP, 1000)
+			for i := range rtps {
+				rtps[i] = create()
 			}
 			var next atomic.Int64
 			b.ReportAllocs()
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					id := ids[next.Add(1)%int64(len(ids))]
-					if r, err := s.RTP(ctx, c.MerchantID, id, storetest.Epoch); err != nil || r.ID != id {
+					want := rtps[next.Add(1)%int64(len(rtps))]
+					if r, err := s.RTP(ctx, want.MerchantID, want.ID, storetest.Epoch); err != nil || r.ID != want.ID {
 						b.Fatal(r, err)
 					}
 				}

@@ -113,37 +113,28 @@ func (t *tx) readPrelude(br pgx.BatchResults, st step) error {
 
 // pgExec runs q after its prelude, in one round trip.
 func (t *tx) pgExec(ctx context.Context, q string, args []any) (sql.Result, error) {
-	if t.later.err != nil {
-		return nil, t.later.err
-	}
-	b := &pgx.Batch{}
-	st := t.prelude(b)
-	if st == 0 {
-		tag, err := t.pg.c.Exec(ctx, q, args...)
-		return pgResult(tag.RowsAffected()), err
-	}
-	b.Queue(q, args...)
-	br := t.pg.c.SendBatch(ctx, b)
-	defer br.Close()
-	if err := t.readPrelude(br, st); err != nil {
+	r, err := t.pgQuery(ctx, q, args)
+	if err != nil {
 		return nil, err
 	}
-	tag, err := br.Exec()
-	return pgResult(tag.RowsAffected()), err
+	if err := r.Close(); err != nil {
+		return nil, err
+	}
+	return pgResult(r.CommandTag().RowsAffected()), nil
 }
 
 // pgQuery runs q after its prelude, in one round trip; the rows hold the
 // connection until they are closed.
-func (t *tx) pgQuery(ctx context.Context, q string, args []any) (rows, error) {
+func (t *tx) pgQuery(ctx context.Context, q string, args []any) (pgRows, error) {
 	if t.later.err != nil {
-		return nil, t.later.err
+		return pgRows{}, t.later.err
 	}
 	b := &pgx.Batch{}
 	st := t.prelude(b)
 	if st == 0 {
 		r, err := t.pg.c.Query(ctx, q, args...)
 		if err != nil {
-			return nil, err
+			return pgRows{}, err
 		}
 		return pgRows{Rows: r}, nil
 	}
@@ -151,12 +142,12 @@ func (t *tx) pgQuery(ctx context.Context, q string, args []any) (rows, error) {
 	br := t.pg.c.SendBatch(ctx, b)
 	if err := t.readPrelude(br, st); err != nil {
 		br.Close()
-		return nil, err
+		return pgRows{}, err
 	}
 	r, err := br.Query()
 	if err != nil {
 		br.Close()
-		return nil, err
+		return pgRows{}, err
 	}
 	return pgRows{Rows: r, br: br}, nil
 }
