@@ -130,6 +130,7 @@ func checkPlans(t *testing.T, s *Store, explain string, usesIndex func(plan stri
 	for _, due := range []struct{ q, index, status string }{
 		{dueRTPs, "rtps_open_expiry", "Active"},
 		{dueCheckouts, "checkouts_due", "Initialized"},
+		{dueIdleQRs, "qrs_due_idle", "Active"},
 	} {
 		checkPlan(t, s, conn, explain, "due "+due.index, due.q, []any{due.status, now.UnixMilli(), 500}, func(plan string) bool {
 			return strings.Contains(plan, due.index)

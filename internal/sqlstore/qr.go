@@ -396,8 +396,16 @@ type scanFunc func(dest ...any) error
 
 func (f scanFunc) Scan(dest ...any) error { return f(dest...) }
 
+// dueIdleQRs selects up to a number of non-Dynamic QRs of a status idle
+// since before a time.
+const dueIdleQRs = `SELECT id FROM qrs WHERE status IN ('Active','Expired') AND type <> 'Dynamic' AND status = ? AND idle_from <= ? LIMIT ?`
+
 // ExpireQRs writes the expiry and inactivity transitions that are due and
 // returns how many QRs and extensions it moved.
+//
+// The idle ones are selected by idle_from <= now - inactivity, spelling the
+// statuses and types as the partial index of them does (qrs_due_idle), so
+// that both engines read it (see dueRTPs).
 func (s *Store) ExpireQRs(ctx context.Context, now time.Time, limit int) (int64, error) {
 	inact := s.qrInactivity().Milliseconds()
 	var n int64
@@ -409,15 +417,13 @@ func (s *Store) ExpireQRs(ctx context.Context, now time.Time, limit int) (int64,
 		}{
 			// Inactivity first: it also ends the active extension, dated at the idle deadline.
 			{payd.ObjectExtension, "Active", "Expired", `UPDATE qr_extensions SET status = 'Expired', updated_at = (SELECT q.idle_from + ? FROM qrs q WHERE q.id = qr_extensions.qr_id)
-				WHERE status = 'Active' AND id IN (SELECT q.extension_id FROM qrs q WHERE q.type = 'Hybrid'
-				AND q.status IN ('Active','Expired') AND q.idle_from + ? <= ? AND q.idle_from + ? <= qr_extensions.expires_at)` + ret,
-				[]any{inact, inact, ms(now), inact}},
-			{payd.ObjectQR, "Active", "Inactive", `UPDATE qrs SET status = 'Inactive', updated_at = idle_from + ? WHERE id IN (SELECT id FROM qrs
-				WHERE status = 'Active' AND type <> 'Dynamic' AND idle_from + ? <= ? LIMIT ?) AND status = 'Active'` + ret,
-				[]any{inact, inact, ms(now), limit}},
-			{payd.ObjectQR, "Expired", "Inactive", `UPDATE qrs SET status = 'Inactive', updated_at = idle_from + ? WHERE id IN (SELECT id FROM qrs
-				WHERE status = 'Expired' AND type <> 'Dynamic' AND idle_from + ? <= ? LIMIT ?) AND status = 'Expired'` + ret,
-				[]any{inact, inact, ms(now), limit}},
+				WHERE status = 'Active' AND id IN (SELECT q.extension_id FROM qrs q WHERE q.status IN ('Active','Expired') AND q.type <> 'Dynamic'
+				AND q.type = 'Hybrid' AND q.idle_from <= ? AND q.idle_from + ? <= qr_extensions.expires_at)` + ret,
+				[]any{inact, ms(now) - inact, inact}},
+			{payd.ObjectQR, "Active", "Inactive", `UPDATE qrs SET status = 'Inactive', updated_at = idle_from + ? WHERE id IN (` + dueIdleQRs + `)
+				AND status = 'Active'` + ret, []any{inact, "Active", ms(now) - inact, limit}},
+			{payd.ObjectQR, "Expired", "Inactive", `UPDATE qrs SET status = 'Inactive', updated_at = idle_from + ? WHERE id IN (` + dueIdleQRs + `)
+				AND status = 'Expired'` + ret, []any{inact, "Expired", ms(now) - inact, limit}},
 			{payd.ObjectQR, "Active", "Expired", `UPDATE qrs SET status = 'Expired', updated_at = expires_at WHERE id IN (SELECT q.id FROM qrs q
 				LEFT JOIN qr_extensions e ON e.id = q.extension_id WHERE q.status = 'Active' AND q.expires_at <= ?
 				AND (q.type = 'Dynamic' OR e.status = 'Active') LIMIT ?)` + ret, []any{ms(now), limit}},
