@@ -251,7 +251,7 @@ func (t *tx) exec(ctx context.Context, q string, args ...any) (sql.Result, error
 	return t.tx.ExecContext(ctx, q, args...)
 }
 
-func (t *tx) query(ctx context.Context, q string, args ...any) (rows, error) {
+func (t *tx) query(ctx context.Context, q string, args ...any) (rowSet, error) {
 	if t.pg != nil {
 		return t.pgQuery(ctx, t.s.rebind(q), args)
 	}

@@ -34,8 +34,8 @@ type pgTx struct {
 	begun bool
 }
 
-// rows is what a query returns: *sql.Rows, or pgRows.
-type rows interface {
+// rowSet is what a query returns: *sql.Rows, or pgRows.
+type rowSet interface {
 	Next() bool
 	Scan(...any) error
 	Close() error
@@ -208,7 +208,7 @@ func (r pgRows) Close() error {
 
 // pgRow is a queryRow's row: Scan reads the first row and closes the rest.
 type pgRow struct {
-	r   rows
+	r   rowSet
 	err error
 }
 

@@ -107,7 +107,7 @@ func (s *Store) count(ctx context.Context, q string, args []any) (int, error) {
 type scanner interface{ Scan(...any) error }
 
 // scanAll reads every row of rows with scan and closes rows.
-func scanAll[T any](rows rows, scan func(scanner) (T, error)) ([]T, error) {
+func scanAll[T any](rows rowSet, scan func(scanner) (T, error)) ([]T, error) {
 	defer rows.Close()
 	var out []T
 	for rows.Next() {
