@@ -206,7 +206,6 @@ type tx struct {
 	pg      *pgTx   // PostgreSQL
 	shared  bool    // SQLite: use cases share it (see unabandoned)
 	varying bool    // see varyingText
-	later   *writes // see tx.write
 }
 
 // unabandoned is the context a statement runs under. In a transaction use
@@ -225,14 +224,14 @@ func (t *tx) unabandoned(ctx context.Context) context.Context {
 // their length (multi-row VALUES lists): they are never prepared, so they
 // cannot fill writeStmts and keep the fixed statements out.
 func (t *tx) varyingText() *tx {
-	return &tx{s: t.s, tx: t.tx, pg: t.pg, shared: t.shared, varying: true, later: t.later}
+	return &tx{s: t.s, tx: t.tx, pg: t.pg, shared: t.shared, varying: true}
 }
 
-// stmt is q prepared and bound to the transaction, on SQLite once the
-// group committer has prepared it (writeStmts); nil runs q unprepared.
+// stmt is q prepared and bound to the SQLite transaction once the group
+// committer has prepared it (writeStmts); nil runs q unprepared.
 func (t *tx) stmt(ctx context.Context, q string) *sql.Stmt {
-	if t.s.jobs == nil || t.varying {
-		return nil // PostgreSQL's driver caches statements itself; see varyingText
+	if t.varying {
+		return nil // see varyingText
 	}
 	if st := t.s.wstmts.get(q); st != nil {
 		return t.tx.StmtContext(ctx, st)

@@ -41,10 +41,10 @@ func (w WriteTx) Write(ctx context.Context, want int64, q string, args ...any) e
 
 // Queued is how many writes wait to be sent.
 func (w WriteTx) Queued() int {
-	if w.t.later == nil {
+	if w.t.pg == nil {
 		return 0
 	}
-	return len(w.t.later.q)
+	return len(w.t.pg.later.q)
 }
 
 // Count runs a statement answering one number, in the transaction.
@@ -73,4 +73,26 @@ func (s *Store) InsertRTPsTogether(rs []*payd.RTP) []error {
 		errs[i] = <-q.done
 	}
 	return errs
+}
+
+// BatchJob is a use case for RunBatch, with the context it came with.
+type BatchJob struct {
+	Ctx context.Context
+	F   func(WriteTx) error
+}
+
+// RunBatch runs jobs as SQLite's group committer runs use cases that
+// queued together (group.go): one transaction, a savepoint each, one
+// commit. It returns each job's outcome.
+func (s *Store) RunBatch(jobs ...BatchJob) []error {
+	batch := make([]writeJob, len(jobs))
+	for i, j := range jobs {
+		batch[i] = writeJob{ctx: j.Ctx, f: func(t *tx) error { return j.F(WriteTx{t}) }, done: make(chan error, 1)}
+	}
+	s.runBatch(batch)
+	out := make([]error, len(batch))
+	for i, j := range batch {
+		out[i] = <-j.done
+	}
+	return out
 }

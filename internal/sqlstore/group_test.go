@@ -3,6 +3,7 @@ package sqlstore_test
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,33 +20,30 @@ import (
 // started therefore runs to its end.
 func TestGroupCommitOutlivesAbandonedUseCase(t *testing.T) {
 	s, _ := storetest.SQLite(t)
-	const ins = "INSERT INTO leases (name, owner, until) VALUES (?, 'me', 1)"
-	// Hold the committer so that the next two use cases share a batch.
-	block, held := make(chan struct{}), make(chan struct{})
-	go s.InWriteTx(ctx, func(sqlstore.WriteTx) error { close(held); <-block; return nil })
-	<-held
-	first := make(chan error, 1)
-	go func() {
-		first <- s.InWriteTx(ctx, func(w sqlstore.WriteTx) error { return w.Write(ctx, -1, ins, "gc-first") })
-	}()
-	time.Sleep(50 * time.Millisecond)
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	abandoned := make(chan error, 1)
-	go func() {
-		abandoned <- s.InWriteTx(actx, func(w sqlstore.WriteTx) error {
+	var written, during atomic.Bool
+	errs := s.RunBatch(
+		sqlstore.BatchJob{Ctx: ctx, F: func(w sqlstore.WriteTx) error {
+			return w.Write(ctx, -1, "INSERT INTO leases (name, owner, until) VALUES ('gc-first', 'me', 1)")
+		}},
+		sqlstore.BatchJob{Ctx: actx, F: func(w sqlstore.WriteTx) error {
 			// A write long enough to be cancelled while it runs.
-			time.AfterFunc(20*time.Millisecond, cancel)
-			return w.Write(actx, -1, `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100000)
+			time.AfterFunc(20*time.Millisecond, func() { during.Store(!written.Load()); cancel() })
+			err := w.Write(actx, -1, `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100000)
 				INSERT INTO leases (name, owner, until) SELECT 'gc-' || x, 'me', 1 FROM c`)
-		})
-	}()
-	time.Sleep(50 * time.Millisecond)
-	close(block)
-	if err := <-first; err != nil {
-		t.Fatalf("the use case batched with an abandoned one: %v", err)
+			written.Store(true)
+			return err
+		}},
+	)
+	<-actx.Done()
+	if !during.Load() {
+		t.Fatal("the abandoned use case's write ended before its client went away; the test shows nothing")
 	}
-	aerr := <-abandoned
+	if errs[0] != nil {
+		t.Fatalf("the use case batched with an abandoned one: %v", errs[0])
+	}
+	aerr := errs[1]
 	if aerr != nil && !errors.Is(aerr, context.Canceled) {
 		t.Errorf("the abandoned use case: %v, want success or its cancellation", aerr)
 	}

@@ -28,10 +28,12 @@ import (
 // payd_short_write), which aborts the transaction, and the COMMIT behind it
 // with it.
 
-// pgTx is a transaction's connection and whether BEGIN has been sent.
+// pgTx is a transaction's connection, whether BEGIN has been sent, and
+// the writes queued to go with the next statement (writes.go).
 type pgTx struct {
 	c     *pgx.Conn
 	begun bool
+	later writes
 }
 
 // rowSet is what a query returns: *sql.Rows, or pgRows.
@@ -45,7 +47,7 @@ type rowSet interface {
 // pgTxRun runs f in a transaction on one of the pool's connections.
 func (s *Store) pgTxRun(ctx context.Context, f func(*tx) error) error {
 	return s.pgConn(ctx, func(c *pgx.Conn) error {
-		t := &tx{s: s, pg: &pgTx{c: c}, later: &writes{}}
+		t := &tx{s: s, pg: &pgTx{c: c}}
 		err := t.end(f(t))
 		if err == nil {
 			err = t.commit(ctx)
@@ -88,7 +90,7 @@ func (t *tx) prelude(b *pgx.Batch) step {
 		t.pg.begun = true
 		st |= stepBegin
 	}
-	if q, args := t.later.statement(); q != "" {
+	if q, args := t.pg.later.statement(); q != "" {
 		b.Queue(t.s.rebind(q), args...)
 		st |= stepWrites
 	}
@@ -105,10 +107,10 @@ func (t *tx) readPrelude(br pgx.BatchResults, st step) error {
 	}
 	if st&stepWrites != 0 {
 		if _, err := br.Exec(); err != nil {
-			return t.later.failed(err)
+			return t.pg.later.failed(err)
 		}
 	}
-	return t.later.err
+	return t.pg.later.err
 }
 
 // pgExec runs q after its prelude, in one round trip.
@@ -126,8 +128,8 @@ func (t *tx) pgExec(ctx context.Context, q string, args []any) (sql.Result, erro
 // pgQuery runs q after its prelude, in one round trip; the rows hold the
 // connection until they are closed.
 func (t *tx) pgQuery(ctx context.Context, q string, args []any) (pgRows, error) {
-	if t.later.err != nil {
-		return pgRows{}, t.later.err
+	if t.pg.later.err != nil {
+		return pgRows{}, t.pg.later.err
 	}
 	b := &pgx.Batch{}
 	st := t.prelude(b)
@@ -155,10 +157,10 @@ func (t *tx) pgQuery(ctx context.Context, q string, args []any) (pgRows, error) 
 // commit sends the queued writes and COMMIT, with BEGIN if nothing was
 // sent before: one round trip.
 func (t *tx) commit(ctx context.Context) error {
-	if t.later.err != nil {
-		return t.later.err
+	if t.pg.later.err != nil {
+		return t.pg.later.err
 	}
-	if !t.pg.begun && len(t.later.q) == 0 {
+	if !t.pg.begun && len(t.pg.later.q) == 0 {
 		return nil // nothing was read or written
 	}
 	b := &pgx.Batch{}
@@ -208,7 +210,7 @@ func (r pgRows) Close() error {
 
 // pgRow is a queryRow's row: Scan reads the first row and closes the rest.
 type pgRow struct {
-	r   rowSet
+	r   pgRows
 	err error
 }
 

@@ -46,7 +46,7 @@ type queuedWrite struct {
 // it on PostgreSQL. With want >= 0 the write must affect exactly want rows,
 // or the transaction ends with short.
 func (t *tx) write(ctx context.Context, want int64, short error, q string, args ...any) error {
-	if t.later == nil || t.s.engine != Postgres {
+	if t.pg == nil {
 		res, err := t.exec(ctx, q, args...)
 		if err != nil {
 			return err
@@ -58,10 +58,11 @@ func (t *tx) write(ctx context.Context, want int64, short error, q string, args 
 		}
 		return nil
 	}
-	if t.later.err != nil {
-		return t.later.err
+	w := &t.pg.later
+	if w.err != nil {
+		return w.err
 	}
-	t.later.q = append(t.later.q, queuedWrite{q, args, want, short})
+	w.q = append(w.q, queuedWrite{q, args, want, short})
 	return nil
 }
 
@@ -100,7 +101,7 @@ func (w *writes) statement() (string, []any) {
 func (w *writes) failed(err error) error {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == shortWriteCode {
-		if i, cerr := strconv.Atoi(strings.TrimPrefix(pe.Message, "payd short write ")); cerr == nil && i < len(w.sent) {
+		if i, cerr := strconv.Atoi(strings.TrimPrefix(pe.Message, shortWriteMessage)); cerr == nil && i < len(w.sent) {
 			w.err = w.sent[i].short
 			return w.err
 		}
@@ -109,15 +110,19 @@ func (w *writes) failed(err error) error {
 	return w.err
 }
 
-// shortWriteCode is the SQLSTATE payd_short_write raises.
-const shortWriteCode = "PD001"
+// payd_short_write (migration 018) raises this SQLSTATE, with this
+// message before the write's position.
+const (
+	shortWriteCode    = "PD001"
+	shortWriteMessage = "payd short write "
+)
 
 // end is what a transaction whose function returned err ends with: an
 // error of the queued writes, which came first, wins over err (a statement
 // after a failed one fails too, for that reason only).
 func (t *tx) end(err error) error {
-	if t.later == nil || err == nil || t.later.err == nil {
+	if err == nil || t.pg.later.err == nil {
 		return err
 	}
-	return t.later.err
+	return t.pg.later.err
 }
