@@ -302,14 +302,20 @@ func TestQRStatusTransitions(t *testing.T) {
 			t.Errorf("extension of an inactive hybrid = %s", x.body)
 		}
 		// The expiry loop writes what reads already show, and the lists agree.
-		before := e.as("GET", "/v2/instant/qr?count=100&offset=0", nil).wantOK()
+		// (The inactive hybrid's extension too: Expired, updated at the QR's idle deadline.)
+		lists := []string{"/v2/instant/qr?count=100&offset=0", "/v2/instant/qr/extension?count=100&offset=0&qrId=" + hid}
+		var before []*resp
+		for _, l := range lists {
+			before = append(before, e.as("GET", l, nil).wantOK())
+		}
 		ex := &worker.Expiry{Store: e.store, Clock: e.clock}
 		if n, err := ex.RunOnce(t.Context()); err != nil || n == 0 {
 			t.Fatalf("expiry loop = %d, %v", n, err)
 		}
-		after := e.as("GET", "/v2/instant/qr?count=100&offset=0", nil).wantOK()
-		if string(before.body) != string(after.body) {
-			t.Errorf("written state differs from the lazy view:\n%s\n%s", before.body, after.body)
+		for i, l := range lists {
+			if after := e.as("GET", l, nil).wantOK(); string(before[i].body) != string(after.body) {
+				t.Errorf("%s: written state differs from the lazy view:\n%s\n%s", l, before[i].body, after.body)
+			}
 		}
 		for st, want := range map[string]int{"Paid": 1, "Expired": 1, "Cancelled": 3, "Inactive": 2, "active": 0} {
 			if r := e.as("GET", "/v2/instant/qr?count=100&offset=0&status="+st, nil); int(r.num("result.totalCount")) != want {

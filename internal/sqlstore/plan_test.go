@@ -127,12 +127,16 @@ func checkPlans(t *testing.T, s *Store, explain string, usesIndex func(plan stri
 		}
 	}
 	// The expiry pass reads the partial indexes of open objects by deadline.
-	for _, due := range []struct{ q, index, status string }{
-		{dueRTPs, "rtps_open_expiry", "Active"},
-		{dueCheckouts, "checkouts_due", "Initialized"},
-		{dueIdleQRs, "qrs_due_idle", "Active"},
+	for _, due := range []struct {
+		q, index string
+		args     []any
+	}{
+		{dueRTPs, "rtps_open_expiry", []any{"Active", now.UnixMilli(), 500}},
+		{dueCheckouts, "checkouts_due", []any{"Initialized", now.UnixMilli(), 500}},
+		{dueIdleQRs, "qrs_due_idle", []any{"Active", now.UnixMilli(), 500}},
+		{dueIdleExtensions, "qrs_due_idle", []any{now.UnixMilli(), 1000}},
 	} {
-		checkPlan(t, s, conn, explain, "due "+due.index, due.q, []any{due.status, now.UnixMilli(), 500}, func(plan string) bool {
+		checkPlan(t, s, conn, explain, "due "+due.index, due.q, due.args, func(plan string) bool {
 			return strings.Contains(plan, due.index)
 		})
 	}

@@ -400,12 +400,20 @@ func (f scanFunc) Scan(dest ...any) error { return f(dest...) }
 // since before a time.
 const dueIdleQRs = `SELECT id FROM qrs WHERE status IN ('Active','Expired') AND type <> 'Dynamic' AND status = ? AND idle_from <= ? LIMIT ?`
 
+// dueIdleExtensions selects the active extensions of Hybrid QRs idle since
+// before a time (through qrs_due_idle, as dueIdleQRs) whose deadline is not
+// before the QR's idle deadline, given the inactivity.
+const dueIdleExtensions = `SELECT e.id FROM qrs q JOIN qr_extensions e ON e.id = q.extension_id
+	WHERE q.status IN ('Active','Expired') AND q.type <> 'Dynamic' AND q.type = 'Hybrid' AND q.idle_from <= ?
+	AND e.status = 'Active' AND q.idle_from + ? <= e.expires_at`
+
 // ExpireQRs writes the expiry and inactivity transitions that are due and
 // returns how many QRs and extensions it moved.
 //
 // The idle ones are selected by idle_from <= now - inactivity, spelling the
 // statuses and types as the partial index of them does (qrs_due_idle), so
-// that both engines read it (see dueRTPs).
+// that both engines read it (see dueRTPs); the extensions they end are
+// joined from them, not looked up with a subquery per active extension.
 func (s *Store) ExpireQRs(ctx context.Context, now time.Time, limit int) (int64, error) {
 	inact := s.qrInactivity().Milliseconds()
 	var n int64
@@ -417,8 +425,7 @@ func (s *Store) ExpireQRs(ctx context.Context, now time.Time, limit int) (int64,
 		}{
 			// Inactivity first: it also ends the active extension, dated at the idle deadline.
 			{payd.ObjectExtension, "Active", "Expired", `UPDATE qr_extensions SET status = 'Expired', updated_at = (SELECT q.idle_from + ? FROM qrs q WHERE q.id = qr_extensions.qr_id)
-				WHERE status = 'Active' AND id IN (SELECT q.extension_id FROM qrs q WHERE q.status IN ('Active','Expired') AND q.type <> 'Dynamic'
-				AND q.type = 'Hybrid' AND q.idle_from <= ? AND q.idle_from + ? <= qr_extensions.expires_at)` + ret,
+				WHERE status = 'Active' AND id IN (` + dueIdleExtensions + `)` + ret,
 				[]any{inact, ms(now) - inact, inact}},
 			{payd.ObjectQR, "Active", "Inactive", `UPDATE qrs SET status = 'Inactive', updated_at = idle_from + ? WHERE id IN (` + dueIdleQRs + `)
 				AND status = 'Active'` + ret, []any{inact, "Active", ms(now) - inact, limit}},
