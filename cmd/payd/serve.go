@@ -76,6 +76,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err := c.checkRails(); err != nil {
 		return err
 	}
+	tuneGC(os.Getenv) // the runtime reads the process's own environment, not getenv's
 	logOut := newBufferedLog(stderr)
 	defer logOut.Close()
 	log := newLogger(c, logOut)
