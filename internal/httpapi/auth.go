@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"golang.org/x/time/rate"
 
@@ -23,11 +24,16 @@ func contextWithMerchant(ctx context.Context, m *payd.Merchant) context.Context 
 // bearer extracts the token of "Authorization: Bearer <token>"; the scheme
 // is case-insensitive and extra spaces are tolerated.
 func bearer(h string) string {
-	f := strings.Fields(h)
-	if len(f) != 2 || !strings.EqualFold(f[0], "Bearer") {
+	h = strings.TrimSpace(h)
+	i := strings.IndexFunc(h, unicode.IsSpace)
+	if i < 0 || !strings.EqualFold(h[:i], "Bearer") {
 		return ""
 	}
-	return f[1]
+	tok := strings.TrimLeftFunc(h[i:], unicode.IsSpace)
+	if strings.IndexFunc(tok, unicode.IsSpace) >= 0 { // a third field
+		return ""
+	}
+	return tok
 }
 
 func (s *Server) authenticate(r *http.Request, now time.Time) (*payd.Merchant, error) {

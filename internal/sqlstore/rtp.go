@@ -19,21 +19,29 @@ const rtpCols = `id, merchant_id, alias, amount, currency, description, order_id
 // rtpColsR is rtpCols of the table named r.
 var rtpColsR = "r." + strings.Join(strings.Split(strings.Join(strings.Fields(rtpCols), " "), ", "), ", r.")
 
+// rtpRow is what a row of rtpCols scans into: one allocation holds every
+// destination, where separate variables escaped to the heap one by one (13
+// allocations per RTP read, a sixth of rtp-get's allocations).
+type rtpRow struct {
+	r                                         payd.RTP
+	order, term, cb, redir, reason, pay, auto sql.NullString
+	autoAt                                    sql.NullInt64
+	status                                    string
+	created, updated, expires                 int64
+}
+
 func scanRTP(sc scanner) (*payd.RTP, error) {
-	var r payd.RTP
-	var order, term, cb, redir, reason, pay, auto sql.NullString
-	var autoAt sql.NullInt64
-	var status string
-	var created, updated, expires int64
-	if err := sc.Scan(&r.ID, &r.MerchantID, &r.Alias, &r.Amount, &r.Currency, &r.Description, &order, &term, &cb,
-		&redir, &status, &reason, &pay, &auto, &autoAt, &created, &updated, &expires); err != nil {
+	row := new(rtpRow)
+	r := &row.r
+	if err := sc.Scan(&r.ID, &r.MerchantID, &r.Alias, &r.Amount, &r.Currency, &r.Description, &row.order, &row.term, &row.cb,
+		&row.redir, &row.status, &row.reason, &row.pay, &row.auto, &row.autoAt, &row.created, &row.updated, &row.expires); err != nil {
 		return nil, notFound(err)
 	}
-	r.OrderID, r.TerminalID, r.CallbackURL, r.RedirectURL = order.String, term.String, cb.String, redir.String
-	r.Status, r.CancelReason, r.PayID, r.AutoAction = payd.RTPStatus(status), reason.String, pay.String, auto.String
-	r.AutoAt = fromNullMS(autoAt)
-	r.CreatedAt, r.UpdatedAt, r.ExpiresAt = payd.UnixMilli(created), payd.UnixMilli(updated), payd.UnixMilli(expires)
-	return &r, nil
+	r.OrderID, r.TerminalID, r.CallbackURL, r.RedirectURL = row.order.String, row.term.String, row.cb.String, row.redir.String
+	r.Status, r.CancelReason, r.PayID, r.AutoAction = payd.RTPStatus(row.status), row.reason.String, row.pay.String, row.auto.String
+	r.AutoAt = fromNullMS(row.autoAt)
+	r.CreatedAt, r.UpdatedAt, r.ExpiresAt = payd.UnixMilli(row.created), payd.UnixMilli(row.updated), payd.UnixMilli(row.expires)
+	return r, nil
 }
 
 const insertRTP = "INSERT INTO rtps (" + rtpCols + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
