@@ -48,7 +48,7 @@ type rowSet interface {
 func (s *Store) pgTxRun(ctx context.Context, f func(*tx) error) error {
 	return s.pgConn(ctx, func(c *pgx.Conn) error {
 		t := &tx{s: s, pg: &pgTx{c: c}}
-		err := t.end(f(t))
+		err := t.pg.later.end(f(t))
 		if err == nil {
 			err = t.commit(ctx)
 		}

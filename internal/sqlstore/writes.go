@@ -120,9 +120,9 @@ const (
 // end is what a transaction whose function returned err ends with: an
 // error of the queued writes, which came first, wins over err (a statement
 // after a failed one fails too, for that reason only).
-func (t *tx) end(err error) error {
-	if err == nil || t.pg.later.err == nil {
+func (w *writes) end(err error) error {
+	if err == nil || w.err == nil {
 		return err
 	}
-	return t.pg.later.err
+	return w.err
 }

@@ -116,6 +116,19 @@ func TestWritesSentTogether(t *testing.T) {
 		if err == nil || !strings.Contains(strings.ToLower(err.Error()), "unique") {
 			t.Errorf("duplicate key: %v, want the unique violation", err)
 		}
+		// The same when the function returns an error of its own after the
+		// read that failed: on PostgreSQL the queued write's, which came
+		// first, ends the transaction (on SQLite the write failed at once
+		// and the function's error is the one it chose).
+		own := errors.New("the function's own")
+		err = s.InWriteTx(ctx, func(w sqlstore.WriteTx) error {
+			w.Write(ctx, 1, "UPDATE leases SET until = ? WHERE name = ?", 3, "wt-missing")
+			w.Count(ctx, "SELECT count(*) FROM leases")
+			return own
+		})
+		if want := map[bool]error{true: payd.ErrConflict, false: own}[pg]; !errors.Is(err, want) {
+			t.Errorf("a function's own error after a failed queued write: %v, want %v", err, want)
+		}
 		if n := leases(); n != map[bool]int64{true: 2, false: 3}[pg] {
 			t.Errorf("after the failed transactions: %d rows; their writes must not stay", n)
 		}
