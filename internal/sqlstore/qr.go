@@ -294,11 +294,14 @@ func (s *Store) QRs(ctx context.Context, f QRFilter, now time.Time) ([]*payd.QR,
 	}
 	w.timeRange("q.created_at", f.CreatedFrom, f.CreatedTo)
 	w.timeRange("q.expires_at", f.ExpiresFrom, f.ExpiresTo)
-	total, err := s.count(ctx, "SELECT COUNT(*)"+qrFrom+w.sql(), w.args)
+	args := w.args
+	if f.Description != "" { // a search: planned for its word (planned)
+		args = s.planned(args)
+	}
+	total, err := s.count(ctx, "SELECT COUNT(*)"+qrFrom+w.sql(), args)
 	if err != nil {
 		return nil, 0, fmt.Errorf("count qrs: %w", err)
 	}
-	args := w.args
 	var order string
 	if f.SortBy == "status" {
 		order = orderBy("("+qrStatusExpr+")", false, f.Desc, "q.created_at", "q.id")

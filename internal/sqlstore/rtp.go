@@ -487,12 +487,21 @@ func (s *Store) RTPs(ctx context.Context, f payd.RTPFilter, now time.Time) ([]*p
 		return s.walkedRTPs(ctx, f, q, now)
 	}
 	countQ, countArgs, listQ, listArgs, counted := s.rtpListQueries(f, now)
+	if f.Description != "" {
+		countArgs, listArgs = s.planned(countArgs), s.planned(listArgs)
+	}
 	if counted {
 		return s.countedRTPs(ctx, countQ, countArgs, listQ, listArgs, f.Offset, now)
 	}
 	total, err := s.count(ctx, countQ, countArgs)
 	if err != nil {
 		return nil, 0, fmt.Errorf("count rtps: %w", err)
+	}
+	if total <= f.Offset {
+		// No match can be on the page: reading it would cost up to what the
+		// count did (a filter that matches nothing of the merchant's walks
+		// an index of all its RTPs again to find none).
+		return nil, total, nil
 	}
 	out, err := s.rtpsByID(ctx, listQ, listArgs, now)
 	return out, total, err
