@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -42,6 +43,37 @@ type stats struct {
 	Callbacks  *callbackStats
 	FloorRatio float64
 	FloorName  string
+	NetErrors  map[string]int // status 0: what the client's transport said, by message
+}
+
+// netErrors counts the transport errors of the scenario running, by
+// message, for its report: a status 0 alone does not tell a refused
+// connection from one the server closed.
+var netErrors struct {
+	mu sync.Mutex
+	m  map[string]int
+}
+
+func noteNetError(err error) {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err // the message without the method and URL
+	}
+	netErrors.mu.Lock()
+	defer netErrors.mu.Unlock()
+	if netErrors.m == nil {
+		netErrors.m = map[string]int{}
+	}
+	netErrors.m[err.Error()]++
+}
+
+// takeNetErrors returns the errors counted since the last call.
+func takeNetErrors() map[string]int {
+	netErrors.mu.Lock()
+	defer netErrors.mu.Unlock()
+	m := netErrors.m
+	netErrors.m = nil
+	return m
 }
 
 type callbackStats struct {
@@ -76,6 +108,14 @@ func (s *stats) String() string {
 	if s.FloorName != "" {
 		out += fmt.Sprintf("  = %.0f%% of %s", s.FloorRatio*100, s.FloorName)
 	}
+	if len(s.NetErrors) > 0 {
+		var ne []string
+		for k, v := range s.NetErrors {
+			ne = append(ne, fmt.Sprintf("%q×%d", k, v))
+		}
+		sort.Strings(ne)
+		out += "\n" + fmt.Sprintf("%-30s network errors (status 0): %s", "", strings.Join(ne, " "))
+	}
 	if cb := s.Callbacks; cb != nil {
 		sort.Slice(cb.Delays, func(i, j int) bool { return cb.Delays[i] < cb.Delays[j] })
 		out += fmt.Sprintf("\n%-30s %8d callbacks %6.0f/s  accept→arrival p50 %7s  p99 %7s  max %7s  lost %d  duplicated %d",
@@ -94,6 +134,7 @@ var rateLimit float64
 // comes first. op returns the HTTP status (0 for a network error).
 func drive(ctx context.Context, name string, c, n int, d time.Duration, op func(ctx context.Context, i int) int) *stats {
 	st := &stats{Name: name, Errors: map[string]int{}}
+	takeNetErrors()
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	var next atomic.Int64
@@ -157,6 +198,7 @@ func drive(ctx context.Context, name string, c, n int, d time.Duration, op func(
 	}
 	wg.Wait()
 	st.Elapsed = time.Since(start)
+	st.NetErrors = takeNetErrors()
 	st.Requests = len(st.Latencies)
 	return st
 }
@@ -182,6 +224,9 @@ func do(ctx context.Context, hc *http.Client, method, url, token string, body []
 	}
 	res, err := hc.Do(req)
 	if err != nil {
+		if ctx.Err() == nil { // not cut off by the scenario's end
+			noteNetError(err)
+		}
 		return 0, nil
 	}
 	defer res.Body.Close()

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestNetErrorsReported: a request the server drops without an answer
+// counts as status 0, and the report says what the client's transport
+// saw; a request cut off by the scenario's end counts as neither.
+func TestNetErrorsReported(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/drop" {
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+			return
+		}
+		if r.URL.Path == "/slow" {
+			<-r.Context().Done()
+			return
+		}
+		w.Write([]byte("{}"))
+	}))
+	defer srv.Close()
+	hc := newHTTPClient(2)
+	st := drive(context.Background(), "drop", 2, 10, 5*time.Second, func(ctx context.Context, i int) int {
+		path := "/ok"
+		if i%2 == 1 {
+			path = "/drop"
+		}
+		s, _ := do(ctx, hc, "POST", srv.URL+path, "", []byte("{}"))
+		return s
+	})
+	if st.Requests != 10 || st.Errors["0"] != 5 {
+		t.Fatalf("requests %d, errors %v; want 10 with 5 of status 0", st.Requests, st.Errors)
+	}
+	n := 0
+	for msg, c := range st.NetErrors {
+		if !strings.Contains(msg, "EOF") && !strings.Contains(msg, "reset") {
+			t.Errorf("network error %q: want the transport's EOF or reset", msg)
+		}
+		n += c
+	}
+	if n != 5 || !strings.Contains(st.String(), "network errors (status 0)") {
+		t.Fatalf("%d network errors counted (%v), report:\n%s", n, st.NetErrors, st)
+	}
+	st = drive(context.Background(), "cut", 2, 1000, 200*time.Millisecond, func(ctx context.Context, i int) int {
+		s, _ := do(ctx, hc, "GET", srv.URL+"/slow", "", nil)
+		return s
+	})
+	if len(st.Errors) != 0 || len(st.NetErrors) != 0 || strings.Contains(st.String(), "network errors") {
+		t.Fatalf("requests cut off by the end counted: %v %v", st.Errors, st.NetErrors)
+	}
+}
