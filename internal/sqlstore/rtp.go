@@ -498,9 +498,9 @@ func (s *Store) RTPs(ctx context.Context, f payd.RTPFilter, now time.Time) ([]*p
 		return nil, 0, fmt.Errorf("count rtps: %w", err)
 	}
 	if total <= f.Offset {
-		// No match can be on the page: reading it would cost up to what the
-		// count did (a filter that matches nothing of the merchant's walks
-		// an index of all its RTPs again to find none).
+		// No match can be on the page. Reading it could cost what the count
+		// did: for a filter that matches none of the merchant's RTPs, the
+		// page walks an index of all of them again to find none.
 		return nil, total, nil
 	}
 	out, err := s.rtpsByID(ctx, listQ, listArgs, now)
