@@ -309,7 +309,7 @@ func (s *Store) Checkouts(ctx context.Context, f CheckoutFilter, now time.Time) 
 	}
 	w.opt("c.currency = ?", f.Currency)
 	w.opt("c.language = ?", strings.ToLower(f.Language))
-	w.like("c.payer_name", f.PayerName)
+	w.like(s.engine, "c.payer_name", f.PayerName)
 	if f.PayerEmail != "" {
 		w.add("LOWER(c.payer_email) = ?", strings.ToLower(f.PayerEmail))
 	}

@@ -195,8 +195,8 @@ func (s *Store) Payments(ctx context.Context, f PaymentFilter) ([]*payd.Payment,
 	w.opt("m.iban = ?", f.RecipientIBAN)
 	w.opt("m.mcc = ?", f.MCC)
 	w.opt("p.currency = ?", f.Currency)
-	w.like("p.sender_name", f.SenderName)
-	w.like("p.description", f.Description)
+	w.like(s.engine, "p.sender_name", f.SenderName)
+	w.like(s.engine, "p.description", f.Description)
 	switch f.Type {
 	case "":
 	case "MMC":

@@ -279,7 +279,7 @@ func (s *Store) QRs(ctx context.Context, f QRFilter, now time.Time) ([]*payd.QR,
 		w.add("q.id IN (SELECT qr_id FROM qr_extensions WHERE id = ?)", f.ExtensionID)
 	}
 	w.opt("q.order_id = ?", f.OrderID)
-	w.like("q.description", f.Description)
+	w.like(s.engine, "q.description", f.Description)
 	w.opt("q.type = ?", f.Type)
 	w.opt("q.amount_type = ?", f.AmountType)
 	w.opt("q.terminal_id = ?", f.TerminalID)

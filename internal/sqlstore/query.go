@@ -27,8 +27,9 @@ func (w *where) opt(cond, v string) {
 	}
 }
 
-// like adds a case-insensitive substring match of col against v.
-func (w *where) like(col, v string) { w.likeLowered("LOWER("+col+")", v) }
+// like adds a case-insensitive substring match of col against v, both
+// lowered by the engine's search lowering (lowerFunc).
+func (w *where) like(e Engine, col, v string) { w.likeLowered(lowerFunc(e)+"("+col+")", v) }
 
 // likeLowered is like on a column (or expression) already holding lowered
 // text.

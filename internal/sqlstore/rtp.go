@@ -270,7 +270,7 @@ func (s *Store) rtpListQueries(f payd.RTPFilter, now time.Time) (countQ string, 
 	if s.engine == Postgres {
 		w.likeLowered("description_lc", f.Description) // stored lowered (014)
 	} else {
-		w.like("description", f.Description)
+		w.like(s.engine, "description", f.Description)
 	}
 	if f.Amount != nil {
 		w.add("amount = ?", int64(*f.Amount))
@@ -572,7 +572,7 @@ func (s *Store) descriptionWalk(f payd.RTPFilter) *walk {
 		return nil
 	}
 	var w where
-	w.like("description", f.Description)
+	w.like(s.engine, "description", f.Description)
 	order := orderBy(col, false, f.Desc, "created_at", "id")
 	return &walk{
 		countQ: "SELECT COUNT(*), TOTAL(" + w.conds[0] + ") FROM rtps INDEXED BY rtps_merchant_description WHERE merchant_id = ?",
