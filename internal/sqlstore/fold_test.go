@@ -16,17 +16,13 @@ import (
 // RTP and QR searches must find them on both engines, whichever way the
 // page is read (SQLite's walk, its description index, PostgreSQL's count).
 func TestSearchFoldsRomanianAndRussian(t *testing.T) {
-	t.Run("sqlite", func(t *testing.T) { checkSearchFolds(t, openSQLiteForPlans(t)) })
-	t.Run("postgres", func(t *testing.T) { checkSearchFolds(t, openPostgresForPlans(t)) })
+	onBothEngines(t, checkSearchFolds)
 }
 
 func checkSearchFolds(t *testing.T, s *Store) {
 	ctx := context.Background()
 	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
-	insertMerchants(t, s, []string{"m1", "m2"})
-	if err := s.SeedRTPs(ctx, []string{"m1", "m2"}, 400, now); err != nil {
-		t.Fatal(err)
-	}
+	seedMerchants(t, s, []string{"m1", "m2"}, 400, now)
 	descriptions := map[string]string{} // RTP id → its new description
 	words := []string{"Кофе и ЧАЙ", "PLATĂ pentru cafea", "Șervețele, Încălțăminte"}
 	for i, w := range words {

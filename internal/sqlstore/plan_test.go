@@ -186,6 +186,21 @@ func openSQLiteForPlans(t *testing.T) *Store {
 	return s
 }
 
+// onBothEngines runs check on a fresh migrated store of each engine.
+func onBothEngines(t *testing.T, check func(*testing.T, *Store)) {
+	t.Run("sqlite", func(t *testing.T) { check(t, openSQLiteForPlans(t)) })
+	t.Run("postgres", func(t *testing.T) { check(t, openPostgresForPlans(t)) })
+}
+
+// seedMerchants adds bare merchants with these ids and n RTPs across them.
+func seedMerchants(t *testing.T, s *Store, ids []string, n int, now time.Time) {
+	t.Helper()
+	insertMerchants(t, s, ids)
+	if err := s.SeedRTPs(context.Background(), ids, n, now); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // insertMerchants adds bare merchants with these ids, for seeded RTPs.
 func insertMerchants(t *testing.T, s *Store, ids []string) {
 	for _, m := range ids {

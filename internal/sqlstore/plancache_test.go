@@ -21,10 +21,7 @@ func TestDescriptionSearchPlannedForItsWord(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	ms := []string{"m1", "m2", "m3", "m4"}
-	insertMerchants(t, s, ms)
-	if err := s.SeedRTPs(ctx, ms, 20_000, now); err != nil {
-		t.Fatal(err)
-	}
+	seedMerchants(t, s, ms, 20_000, now)
 	s.r.SetMaxOpenConns(1) // every statement on the one session pg_prepared_statements shows
 	shapes := []payd.RTPFilter{
 		{Description: "shirt", Count: 20},                    // the page counting its matches

@@ -17,18 +17,13 @@ import (
 // directions, at any offset, with filters, with RTPs whose deadline has
 // passed but which still say Active or Created, and with missing order ids.
 func TestSegmentedSortsMatchOneSort(t *testing.T) {
-	t.Run("sqlite", func(t *testing.T) { checkSegments(t, openSQLiteForPlans(t)) })
-	t.Run("postgres", func(t *testing.T) { checkSegments(t, openPostgresForPlans(t)) })
+	onBothEngines(t, checkSegments)
 }
 
 func checkSegments(t *testing.T, s *Store) {
 	ctx := context.Background()
 	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
-	ms := []string{"m1", "m2"}
-	insertMerchants(t, s, ms)
-	if err := s.SeedRTPs(ctx, ms, 600, now); err != nil {
-		t.Fatal(err)
-	}
+	seedMerchants(t, s, []string{"m1", "m2"}, 600, now)
 	if _, err := s.w.Exec("UPDATE rtps SET order_id = NULL WHERE amount % 3 = 0"); err != nil {
 		t.Fatal(err)
 	}
