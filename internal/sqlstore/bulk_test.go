@@ -1,0 +1,31 @@
+package sqlstore
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"payd"
+)
+
+// TestSeedGivesEveryMerchantEveryWord: the load generator's description
+// search runs as one merchant, so a seed where a merchant's RTPs carried
+// only some of the words measured a search that matched nothing (with 100
+// merchants and 8 words, each merchant had two of them).
+func TestSeedGivesEveryMerchantEveryWord(t *testing.T) {
+	onBothEngines(t, func(t *testing.T, s *Store) {
+		ids := []string{"m0", "m1", "m2", "m3"}
+		seedMerchants(t, s, ids, 4*8*5, time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC))
+		for _, m := range ids {
+			for _, w := range []string{"shirt", "book", "coffee", "ticket", "lamp", "chair", "phone", "bread"} {
+				_, total, err := s.RTPs(context.Background(), payd.RTPFilter{MerchantID: m, Description: w, Count: 1}, time.Now())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if total != 5 {
+					t.Errorf("%s: %d RTPs described %q, want 5 (an eighth of its 40)", m, total, w)
+				}
+			}
+		}
+	})
+}
