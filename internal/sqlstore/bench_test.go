@@ -99,7 +99,7 @@ func BenchmarkRTPList(b *testing.B) {
 			slices.Sort(names)
 			for _, name := range names {
 				f := shapes[name]
-				// The third merchant's descriptions include the searched word.
+				// Every merchant's descriptions include the searched word (an eighth).
 				f.MerchantID, f.Count = ms[2], 50
 				b.Run(strings.ReplaceAll(name, " ", "_"), func(b *testing.B) {
 					for b.Loop() {
