@@ -15,10 +15,11 @@ import (
 func TestSeedGivesEveryMerchantEveryWord(t *testing.T) {
 	onBothEngines(t, func(t *testing.T, s *Store) {
 		ids := []string{"m0", "m1", "m2", "m3"}
-		seedMerchants(t, s, ids, 4*8*5, time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC))
+		now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+		seedMerchants(t, s, ids, 4*8*5, now)
 		for _, m := range ids {
 			for _, w := range []string{"shirt", "book", "coffee", "ticket", "lamp", "chair", "phone", "bread"} {
-				_, total, err := s.RTPs(context.Background(), payd.RTPFilter{MerchantID: m, Description: w, Count: 1}, time.Now())
+				_, total, err := s.RTPs(context.Background(), payd.RTPFilter{MerchantID: m, Description: w, Count: 1}, now)
 				if err != nil {
 					t.Fatal(err)
 				}
