@@ -9,11 +9,14 @@ import (
 	"payd"
 )
 
+// seedWords describe seeded RTPs; the load generator searches for one.
+var seedWords = []string{"shirt", "book", "coffee", "ticket", "lamp", "chair", "phone", "bread"}
+
 // SeedRTPs bulk-inserts n RTPs spread over the given merchants, for list
 // benchmarks: multi-row inserts in large transactions, not the API. The
 // RTPs vary in amount, order id, terminal, description, status and times;
-// a merchant's k-th RTP is described by the k-th of eight words in turn, so
-// a search by any of them matches an eighth of every merchant's RTPs.
+// a merchant's k-th RTP is described by the k-th of seedWords in turn, so a
+// search by any of them matches an eighth of every merchant's RTPs.
 // An open RTP whose deadline is already past is written Expired at its
 // deadline, as the expiry loop of a running payd would have: a seeded
 // database is one in steady state, not one with months of expiries due.
@@ -23,7 +26,6 @@ func (s *Store) SeedRTPs(ctx context.Context, merchantIDs []string, n int, now t
 	}
 	const perStmt = 500
 	statuses := []payd.RTPStatus{payd.RTPActive, payd.RTPActive, payd.RTPAccepted, payd.RTPRejected, payd.RTPCancelled, payd.RTPExpired, payd.RTPCreated}
-	words := []string{"shirt", "book", "coffee", "ticket", "lamp", "chair", "phone", "bread"}
 	for done := 0; done < n; {
 		err := s.inTx(ctx, func(t *tx) error {
 			for k := 0; k < 20 && done < n; k++ {
@@ -44,7 +46,7 @@ func (s *Store) SeedRTPs(ctx context.Context, merchantIDs []string, n int, now t
 						st, updated = payd.RTPExpired, expires // as the expiry loop would have written it
 					}
 					args = append(args, payd.NewID(created), merchantIDs[j%len(merchantIDs)], "37369112221",
-						int64(100+(j*7919)%9_999_900), "MDL", fmt.Sprintf("Order %d: %s", j, words[j/len(merchantIDs)%len(words)]),
+						int64(100+(j*7919)%9_999_900), "MDL", fmt.Sprintf("Order %d: %s", j, seedWords[j/len(merchantIDs)%len(seedWords)]),
 						fmt.Sprintf("ord-%d", j%5000), nullStr(fmt.Sprintf("T%d", j%20)), nil, nil, string(st), nil, nil, nil, nil,
 						ms(created), ms(updated), ms(expires))
 				}
@@ -90,14 +92,14 @@ func (s *Store) seedRTPsPostgres(ctx context.Context, merchantIDs []string, n in
 			INSERT INTO rtps (`+rtpCols+`)
 			SELECT substr(h, 1, 8) || '-' || substr(h, 9, 4) || '-7' || substr(r, 1, 3) || '-' || '8' || substr(r, 4, 3) || '-' || substr(r, 7, 12),
 				($1::text[])[j % $2 + 1], '37369112221', 100 + (j::bigint * 7919) % 9999900, 'MDL',
-				'Order ' || j || ': ' || (ARRAY['shirt','book','coffee','ticket','lamp','chair','phone','bread'])[j / $2 % 8 + 1],
+				'Order ' || j || ': ' || ($7::text[])[j / $2 % cardinality($7::text[]) + 1],
 				'ord-' || (j % 5000), 'T' || (j % 20), NULL, NULL,
 				CASE WHEN st IN ('Active','Created') AND e <= $3::bigint THEN 'Expired' ELSE st END,
 				NULL, NULL, NULL, NULL, c, CASE WHEN st IN ('Active','Created') AND e <= $3::bigint THEN e ELSE c END, e
 			FROM (SELECT j, $3::bigint - ($4::bigint - j) * 1000 AS c, md5(j::text) AS r FROM generate_series($5::bigint, $6::bigint) AS j) g,
 				LATERAL (SELECT lpad(to_hex(c), 12, '0') AS h, c + (1 + j % 1000) * 3600000 AS e,
 					(ARRAY['Active','Active','Accepted','Rejected','Cancelled','Expired','Created'])[j % 7 + 1] AS st) x`,
-			merchantIDs, len(merchantIDs), ms(now), n, from, to)
+			merchantIDs, len(merchantIDs), ms(now), n, from, to, seedWords)
 		if err != nil {
 			return fmt.Errorf("seed rtps: %w", err)
 		}

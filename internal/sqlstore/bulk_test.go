@@ -18,7 +18,7 @@ func TestSeedGivesEveryMerchantEveryWord(t *testing.T) {
 		now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 		seedMerchants(t, s, ids, 4*8*5, now)
 		for _, m := range ids {
-			for _, w := range []string{"shirt", "book", "coffee", "ticket", "lamp", "chair", "phone", "bread"} {
+			for _, w := range seedWords {
 				_, total, err := s.RTPs(context.Background(), payd.RTPFilter{MerchantID: m, Description: w, Count: 1}, now)
 				if err != nil {
 					t.Fatal(err)
