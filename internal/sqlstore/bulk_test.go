@@ -16,15 +16,16 @@ func TestSeedGivesEveryMerchantEveryWord(t *testing.T) {
 	onBothEngines(t, func(t *testing.T, s *Store) {
 		ids := []string{"m0", "m1", "m2", "m3"}
 		now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
-		seedMerchants(t, s, ids, 4*8*5, now)
+		const each = 5 // RTPs per merchant and word
+		seedMerchants(t, s, ids, len(ids)*len(seedWords)*each, now)
 		for _, m := range ids {
 			for _, w := range seedWords {
 				_, total, err := s.RTPs(context.Background(), payd.RTPFilter{MerchantID: m, Description: w, Count: 1}, now)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if total != 5 {
-					t.Errorf("%s: %d RTPs described %q, want 5 (an eighth of its 40)", m, total, w)
+				if total != each {
+					t.Errorf("%s: %d RTPs described %q, want %d", m, total, w, each)
 				}
 			}
 		}

@@ -84,9 +84,15 @@ func TestMerchantCredentials(t *testing.T) {
 
 func newRTP(t *testing.T, s *sqlstore.Store, m *payd.Merchant, alias string, now time.Time) *payd.RTP {
 	t.Helper()
+	return newDescribedRTP(t, s, m, alias, "Order", now)
+}
+
+// newDescribedRTP is newRTP with this description.
+func newDescribedRTP(t *testing.T, s *sqlstore.Store, m *payd.Merchant, alias, description string, now time.Time) *payd.RTP {
+	t.Helper()
 	amount, exp := payd.Money(5000), now.Add(time.Hour)
 	r, err := payd.NewRTP(payd.RTPInput{Alias: alias, Amount: &amount, ExpiresAt: &exp, Currency: "MDL",
-		Description: "Order", OrderID: "o-1", CallbackURL: "https://merchant.example/cb"}, m.ID, now)
+		Description: description, OrderID: "o-1", CallbackURL: "https://merchant.example/cb"}, m.ID, now)
 	if err != nil {
 		t.Fatal(err)
 	}
