@@ -62,6 +62,8 @@ type Store struct {
 	// authenticated-merchant cache (authcache.go).
 	url  string
 	auth *authCache
+	// totals: the kept totals of description searches (totals.go).
+	totals searchTotals
 	// SQLite: write transactions queue here for the group committer.
 	jobs   chan writeJob
 	closed chan struct{}

@@ -96,3 +96,10 @@ func (s *Store) RunBatch(jobs ...BatchJob) []error {
 	}
 	return out
 }
+
+// OnKeptTotal calls f for each RTP search answered from a kept total
+// (totals.go) until the returned function is called.
+func OnKeptTotal(f func()) (stop func()) {
+	totalsHit = f
+	return func() { totalsHit = nil }
+}

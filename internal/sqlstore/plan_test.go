@@ -15,7 +15,9 @@ import (
 )
 
 // TestRTPListPlansUseIndexes prints the plans of the RTP list's count and
-// page queries for every filter and sort of the contract, on both engines,
+// page queries for every filter and sort of the contract (and, for a
+// search whose total an instance keeps, its page read with the total
+// known and the merchant's number of RTPs: totals.go), on both engines,
 // and checks that each reaches the rtps table through an index of the
 // merchant: on PostgreSQL with sequential scans disabled the planner must
 // still find one (a missing index leaves only a seq scan); on SQLite every
@@ -101,16 +103,23 @@ func checkPlans(t *testing.T, s *Store, explain string, usesIndex func(plan stri
 	}
 	for name, f := range RTPListShapes(now) {
 		f.MerchantID, f.Count = "m0", 50
-		countQ, countArgs, q, args, _ := s.rtpListQueries(f, now)
-		for _, qa := range []struct {
+		countQ, countArgs, q, args, _ := s.rtpListQueries(f, now, false)
+		type query struct {
 			what string
 			q    string
 			args []any
-		}{{"count", countQ, countArgs}, {"page", q, args}} {
+		}
+		queries := []query{{"count", countQ, countArgs}, {"page", q, args}}
+		if _, kept := fixedSearchKey(f); kept { // a search whose total is kept (totals.go)
+			_, _, q, args, _ := s.rtpListQueries(f, now, true)
+			queries = append(queries, query{"page, total kept", q, args},
+				query{"merchant's number", merchantRTPsQ, []any{f.MerchantID}})
+		}
+		for _, qa := range queries {
 			plan := checkPlan(t, s, conn, explain, name+" "+qa.what, qa.q, qa.args, usesIndex)
 			// Through the description index, or on PostgreSQL an index-only
 			// scan of the creation index, which carries the description.
-			if name == "description" && !strings.Contains(plan, "rtps_merchant_description") &&
+			if name == "description" && qa.what != "merchant's number" && !strings.Contains(plan, "rtps_merchant_description") &&
 				!(s.engine == Postgres && coveringCreated.MatchString(plan)) {
 				t.Errorf("description %s: not through an index holding the description:\n%s", qa.what, plan)
 			}

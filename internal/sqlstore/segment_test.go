@@ -154,7 +154,7 @@ func checkDescriptionCounts(t *testing.T, s *Store) {
 		for _, sortBy := range []string{"", "amount", "expiresAt", "createdAt", "type"} {
 			for _, desc := range []bool{false, true} {
 				f := payd.RTPFilter{MerchantID: "m1", Description: d, SortBy: sortBy, Desc: desc}
-				if _, _, _, _, counted := s.rtpListQueries(payd.RTPFilter{Description: d, Count: 1}, at); counted != (s.engine == Postgres) {
+				if _, _, _, _, counted := s.rtpListQueries(payd.RTPFilter{Description: d, Count: 1}, at, false); counted != (s.engine == Postgres) {
 					t.Fatalf("a description page counts its matches: %v, want it on PostgreSQL only", counted)
 				}
 				if walks := s.descriptionWalk(payd.RTPFilter{Description: d, Count: 1, SortBy: sortBy}) != nil; walks != (s.engine == SQLite) {
