@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math/bits"
 	"strings"
 	"time"
 
@@ -128,15 +129,75 @@ type Recorded struct {
 }
 
 // RecordAttempts records several attempts made under owner's leases in
-// one transaction (one statement for the callbacks, one for the attempt
-// log) and returns the indexes of those whose lease was lost meanwhile:
-// nothing of them is written.
+// one transaction (on PostgreSQL one statement for the callbacks, one for
+// the attempt log; on SQLite one of each per part, below) and returns the
+// indexes of those whose lease was lost meanwhile: nothing of them is
+// written.
 func (s *Store) RecordAttempts(ctx context.Context, owner string, rs []Recorded) (lost []int, err error) {
 	if len(rs) == 0 {
 		return nil, nil
 	}
-	var vals []string
-	var args []any
+	err = s.inTx(ctx, func(t *tx) error {
+		lost = lost[:0]
+		kept := map[string]bool{}
+		for _, p := range s.rowParts(len(rs)) {
+			if err := s.recordCallbacks(ctx, t, owner, rs[p[0]:p[1]], kept); err != nil {
+				return fmt.Errorf("record attempts: %w", err)
+			}
+		}
+		var logged []Recorded
+		for i, r := range rs {
+			if !kept[r.Callback.ID] {
+				lost = append(lost, i)
+				continue
+			}
+			logged = append(logged, r)
+		}
+		for _, p := range s.rowParts(len(logged)) {
+			if err := s.logAttempts(ctx, t, owner, logged[p[0]:p[1]]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return lost, err
+}
+
+// rowParts cuts n rows of a multi-row statement into parts [from, to). On
+// SQLite each part has a power of two of rows, largest first, so that the
+// statements' texts are a few (nine up to 256 rows) and each is prepared
+// once (writeStmts): parsing a text of every length took 5% of the
+// server's CPU during rtp-flow. PostgreSQL sends all the rows at once.
+func (s *Store) rowParts(n int) [][2]int {
+	if s.engine != SQLite {
+		if n == 0 {
+			return nil
+		}
+		return [][2]int{{0, n}}
+	}
+	var out [][2]int
+	for from := 0; from < n; {
+		size := 1 << (bits.Len(uint(n-from)) - 1)
+		out = append(out, [2]int{from, from + size})
+		from += size
+	}
+	return out
+}
+
+// texts is the transaction for rowParts' statements: prepared on SQLite,
+// where their texts are few; never on PostgreSQL (see varyingText).
+func (t *tx) texts() *tx {
+	if t.s.engine == SQLite {
+		return t
+	}
+	return t.varyingText()
+}
+
+// recordCallbacks writes the outcome of rs's attempts to their callbacks
+// still leased by owner and notes in kept those it wrote.
+func (s *Store) recordCallbacks(ctx context.Context, t *tx, owner string, rs []Recorded, kept map[string]bool) error {
+	vals := make([]string, 0, len(rs))
+	args := make([]any, 0, 7*len(rs)+1)
 	for _, r := range rs {
 		a := r.Attempt
 		state, delivered := payd.CallbackPending, any(nil)
@@ -153,49 +214,38 @@ func (s *Store) RecordAttempts(ctx context.Context, owner string, rs []Recorded)
 		vals = append(vals, "(?, ?, CAST(? AS INTEGER), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS INTEGER), CAST(? AS TEXT))")
 		args = append(args, r.Callback.ID, string(state), a.Number, nextMS, delivered, nullInt(a.StatusCode), nullStr(a.Error))
 	}
-	err = s.inTx(ctx, func(t *tx) error {
-		lost = lost[:0]
-		rows, err := t.varyingText().query(ctx, `UPDATE callbacks SET state = v.column2, attempts = v.column3, next_attempt_at = v.column4,
+	rows, err := t.texts().query(ctx, `UPDATE callbacks SET state = v.column2, attempts = v.column3, next_attempt_at = v.column4,
 			delivered_at = v.column5, last_status = v.column6, last_error = v.column7, lease_owner = NULL, lease_until = NULL
 			FROM (VALUES `+strings.Join(vals, ", ")+`) AS v
 			WHERE callbacks.id = v.column1 AND callbacks.lease_owner = ? AND callbacks.state = 'pending'
 			RETURNING callbacks.id`, append(args, owner)...)
-		if err != nil {
-			return fmt.Errorf("record attempts: %w", err)
-		}
-		kept := map[string]bool{}
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return err
-			}
-			kept[id] = true
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
 			return err
 		}
-		var ins []string
-		var iargs []any
-		for i, r := range rs {
-			if !kept[r.Callback.ID] {
-				lost = append(lost, i)
-				continue
-			}
-			a := r.Attempt
-			ins = append(ins, "(?, ?, ?, ?, ?, ?, ?, ?)")
-			iargs = append(iargs, r.Callback.ID, a.Number, ms(a.StartedAt), a.Duration.Milliseconds(),
-				nullInt(a.StatusCode), nullStr(a.Error), owner, nullStr(a.ResponseBody))
-		}
-		if len(ins) == 0 {
-			return nil
-		}
-		_, err = t.varyingText().exec(ctx, `INSERT INTO callback_attempts (callback_id, attempt, started_at, duration_ms, status_code, error, instance, response_body)
-			VALUES `+strings.Join(ins, ", "), iargs...)
-		return err
-	})
-	return lost, err
+		kept[id] = true
+	}
+	return rows.Err()
+}
+
+// logAttempts adds rs's attempts to the attempt log.
+func (s *Store) logAttempts(ctx context.Context, t *tx, owner string, rs []Recorded) error {
+	ins := make([]string, 0, len(rs))
+	args := make([]any, 0, 8*len(rs))
+	for _, r := range rs {
+		a := r.Attempt
+		ins = append(ins, "(?, ?, ?, ?, ?, ?, ?, ?)")
+		args = append(args, r.Callback.ID, a.Number, ms(a.StartedAt), a.Duration.Milliseconds(),
+			nullInt(a.StatusCode), nullStr(a.Error), owner, nullStr(a.ResponseBody))
+	}
+	_, err := t.texts().exec(ctx, `INSERT INTO callback_attempts (callback_id, attempt, started_at, duration_ms, status_code, error, instance, response_body)
+			VALUES `+strings.Join(ins, ", "), args...)
+	return err
 }
 
 func nullInt(v int) any {

@@ -80,7 +80,8 @@ func (s *Store) runBatch(batch []writeJob) {
 			results[i] = err
 			continue
 		}
-		if _, err := sqlTx.Exec("SAVEPOINT uc"); err != nil {
+		// Through t: prepared once, like the use cases' writes (writeStmts).
+		if _, err := t.exec(context.Background(), "SAVEPOINT uc"); err != nil {
 			sqlTx.Rollback()
 			fail(fmt.Errorf("savepoint: %w", err))
 			return
@@ -90,7 +91,7 @@ func (s *Store) runBatch(batch []writeJob) {
 		if results[i] != nil {
 			undo = "ROLLBACK TO uc; RELEASE uc"
 		}
-		if _, err := sqlTx.Exec(undo); err != nil {
+		if _, err := t.exec(context.Background(), undo); err != nil {
 			sqlTx.Rollback()
 			fail(fmt.Errorf("savepoint: %w", err))
 			return
