@@ -299,6 +299,7 @@ func (r *runner) rtpList(ctx context.Context) ([]*stats, error) {
 	// beside it counts most times.
 	stop := make(chan struct{})
 	done := make(chan struct{})
+	failed := map[int]int{} // the creates beside that failed, by status
 	go func() {
 		defer close(done)
 		t := time.NewTicker(50 * time.Millisecond)
@@ -308,7 +309,9 @@ func (r *runner) rtpList(ctx context.Context) ([]*stats, error) {
 			case <-stop:
 				return
 			case <-t.C:
-				do(ctx, r.hc, "POST", r.target+"/v2/rtp", token, r.rtpBody(""))
+				if s, _ := do(ctx, r.hc, "POST", r.target+"/v2/rtp", token, r.rtpBody("")); s != http.StatusOK {
+					failed[s]++
+				}
 			}
 		}
 	}()
@@ -319,6 +322,9 @@ func (r *runner) rtpList(ctx context.Context) ([]*stats, error) {
 	})
 	close(stop)
 	<-done
+	for s, k := range failed { // the shape measured nothing if creates failed
+		st.Errors["create "+strconv.Itoa(s)] += k
+	}
 	st.Name = st.Name[:min(len(st.Name), 30)]
 	return append(out, st), nil
 }
