@@ -9,6 +9,8 @@ D=${DURATION:-10s}
 C=${C:-32}
 PG=${PAYD_BENCH_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/test?sslmode=disable}
 work=$(mktemp -d)
+# The toolchain go.mod names, as .ci/run builds with (a go.env may say local).
+export GOTOOLCHAIN=${GOTOOLCHAIN:-auto}
 # payd seals signature keys under this operator key; payd-load uses it too.
 export PAYD_SECRET_KEY=${PAYD_SECRET_KEY:-$(head -c 32 /dev/urandom | base64)}
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
