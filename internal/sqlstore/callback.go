@@ -66,8 +66,8 @@ func (s *Store) ClaimCallbacks(ctx context.Context, owner string, now time.Time,
 	err := s.inTx(ctx, func(t *tx) error {
 		rows, err := t.query(ctx, `UPDATE callbacks SET lease_owner = ?, lease_until = ?
 			WHERE id IN (SELECT id FROM callbacks WHERE state = 'pending' AND next_attempt_at <= ?
-				AND (lease_until IS NULL OR lease_until <= ?) ORDER BY next_attempt_at LIMIT ?`+s.skipLocked()+`)
-			RETURNING `+callbackCols, owner, ms(now.Add(lease)), ms(now), ms(now), limit)
+				AND (lease_until IS NULL OR lease_until <= ?) ORDER BY next_attempt_at`+rowLimit(limit)+s.skipLocked()+`)
+			RETURNING `+callbackCols, owner, ms(now.Add(lease)), ms(now), ms(now))
 		if err != nil {
 			return fmt.Errorf("claim callbacks: %w", err)
 		}
@@ -84,8 +84,8 @@ func (s *Store) ClaimCallbacksAt(ctx context.Context, owner, merchantID string, 
 	err := s.inTx(ctx, func(t *tx) error {
 		rows, err := t.query(ctx, `UPDATE callbacks SET lease_owner = ?, lease_until = ?
 			WHERE id IN (SELECT id FROM callbacks WHERE merchant_id = ? AND state = 'pending' AND next_attempt_at <= ?
-				AND (lease_until IS NULL OR lease_until <= ?) ORDER BY next_attempt_at LIMIT ?`+s.skipLocked()+`)
-			RETURNING `+callbackCols, owner, ms(leaseUntil), merchantID, ms(due), ms(realNow), limit)
+				AND (lease_until IS NULL OR lease_until <= ?) ORDER BY next_attempt_at`+rowLimit(limit)+s.skipLocked()+`)
+			RETURNING `+callbackCols, owner, ms(leaseUntil), merchantID, ms(due), ms(realNow))
 		if err != nil {
 			return fmt.Errorf("claim callbacks: %w", err)
 		}

@@ -333,7 +333,7 @@ type DueRefund struct {
 func (s *Store) DueRefunds(ctx context.Context, now time.Time, limit int, merchantID ...string) ([]DueRefund, error) {
 	scope, args := merchantScope(merchantID, ms(now))
 	rows, err := s.query(ctx, `SELECT id, merchant_id, reason FROM refunds WHERE status IN ('Created','Requested') AND process_at <= ?`+scope+`
-		ORDER BY process_at LIMIT ?`, append(args, limit)...)
+		ORDER BY process_at`+rowLimit(limit), args...)
 	if err != nil {
 		return nil, fmt.Errorf("due refunds: %w", err)
 	}

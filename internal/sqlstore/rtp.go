@@ -226,7 +226,7 @@ type DueRTPDecision struct {
 func (s *Store) DueRTPDecisions(ctx context.Context, now time.Time, limit int, merchantID ...string) ([]DueRTPDecision, error) {
 	scope, args := merchantScope(merchantID, ms(now))
 	rows, err := s.query(ctx, `SELECT merchant_id, id, auto_action FROM rtps WHERE auto_action IS NOT NULL AND auto_at <= ?`+scope+`
-		ORDER BY auto_at LIMIT ?`, append(args, limit)...)
+		ORDER BY auto_at`+rowLimit(limit), args...)
 	if err != nil {
 		return nil, fmt.Errorf("due rtp decisions: %w", err)
 	}
