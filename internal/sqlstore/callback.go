@@ -184,15 +184,6 @@ func (s *Store) rowParts(n int) [][2]int {
 	return out
 }
 
-// texts is the transaction for rowParts' statements: prepared on SQLite,
-// where their texts are few; never on PostgreSQL (see varyingText).
-func (t *tx) texts() *tx {
-	if t.s.engine == SQLite {
-		return t
-	}
-	return t.varyingText()
-}
-
 // recordCallbacks writes the outcome of rs's attempts to their callbacks
 // still leased by owner and notes in kept those it wrote.
 func (s *Store) recordCallbacks(ctx context.Context, t *tx, owner string, rs []Recorded, kept map[string]bool) error {
@@ -214,7 +205,7 @@ func (s *Store) recordCallbacks(ctx context.Context, t *tx, owner string, rs []R
 		vals = append(vals, "(?, ?, CAST(? AS INTEGER), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS INTEGER), CAST(? AS TEXT))")
 		args = append(args, r.Callback.ID, string(state), a.Number, nextMS, delivered, nullInt(a.StatusCode), nullStr(a.Error))
 	}
-	rows, err := t.texts().query(ctx, `UPDATE callbacks SET state = v.column2, attempts = v.column3, next_attempt_at = v.column4,
+	rows, err := t.query(ctx, `UPDATE callbacks SET state = v.column2, attempts = v.column3, next_attempt_at = v.column4,
 			delivered_at = v.column5, last_status = v.column6, last_error = v.column7, lease_owner = NULL, lease_until = NULL
 			FROM (VALUES `+strings.Join(vals, ", ")+`) AS v
 			WHERE callbacks.id = v.column1 AND callbacks.lease_owner = ? AND callbacks.state = 'pending'
@@ -243,7 +234,7 @@ func (s *Store) logAttempts(ctx context.Context, t *tx, owner string, rs []Recor
 		args = append(args, r.Callback.ID, a.Number, ms(a.StartedAt), a.Duration.Milliseconds(),
 			nullInt(a.StatusCode), nullStr(a.Error), owner, nullStr(a.ResponseBody))
 	}
-	_, err := t.texts().exec(ctx, `INSERT INTO callback_attempts (callback_id, attempt, started_at, duration_ms, status_code, error, instance, response_body)
+	_, err := t.exec(ctx, `INSERT INTO callback_attempts (callback_id, attempt, started_at, duration_ms, status_code, error, instance, response_body)
 			VALUES `+strings.Join(ins, ", "), args...)
 	return err
 }

@@ -203,11 +203,10 @@ func (s *Store) skipLocked() string {
 // tx is a transaction whose queries are rebound for the engine: on SQLite
 // a database/sql transaction, on PostgreSQL a pipelined one (pgtx.go).
 type tx struct {
-	s       *Store
-	tx      *sql.Tx // SQLite
-	pg      *pgTx   // PostgreSQL
-	shared  bool    // SQLite: use cases share it (see unabandoned)
-	varying bool    // see varyingText
+	s      *Store
+	tx     *sql.Tx // SQLite
+	pg     *pgTx   // PostgreSQL
+	shared bool    // SQLite: use cases share it (see unabandoned)
 }
 
 // unabandoned is the context a statement runs under. In a transaction use
@@ -222,19 +221,9 @@ func (t *tx) unabandoned(ctx context.Context) context.Context {
 	return ctx
 }
 
-// varyingText is the transaction for statements whose text changes with
-// their length (multi-row VALUES lists): they are never prepared, so they
-// cannot fill writeStmts and keep the fixed statements out.
-func (t *tx) varyingText() *tx {
-	return &tx{s: t.s, tx: t.tx, pg: t.pg, shared: t.shared, varying: true}
-}
-
 // stmt is q prepared and bound to the SQLite transaction once the group
 // committer has prepared it (writeStmts); nil runs q unprepared.
 func (t *tx) stmt(ctx context.Context, q string) *sql.Stmt {
-	if t.varying {
-		return nil // see varyingText
-	}
 	if st := t.s.wstmts.get(q); st != nil {
 		return t.tx.StmtContext(ctx, st)
 	}

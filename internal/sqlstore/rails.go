@@ -59,8 +59,8 @@ func (s *Store) ClaimOrders(ctx context.Context, owner string, now time.Time, le
 	err := s.inTx(ctx, func(t *tx) error {
 		rows, err := t.query(ctx, `UPDATE rails_orders SET lease_owner = ?, lease_until = ?
 			WHERE id IN (SELECT id FROM rails_orders WHERE state = 'pending' AND next_attempt_at <= ?
-				AND (lease_until IS NULL OR lease_until <= ?) ORDER BY next_attempt_at, created_at LIMIT ?`+s.skipLocked()+`)
-			RETURNING `+orderCols, owner, ms(now.Add(lease)), ms(now), ms(now), limit)
+				AND (lease_until IS NULL OR lease_until <= ?) ORDER BY next_attempt_at, created_at`+rowLimit(limit)+s.skipLocked()+`)
+			RETURNING `+orderCols, owner, ms(now.Add(lease)), ms(now), ms(now))
 		if err != nil {
 			return fmt.Errorf("claim rails orders: %w", err)
 		}

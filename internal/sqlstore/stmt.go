@@ -89,8 +89,8 @@ func (c *writeStmts) get(q string) *sql.Stmt {
 		return st
 	}
 	// Statements with several parts would run only the first prepared;
-	// past maxStmts the rest run unprepared (statements whose text varies
-	// with their length skip the cache: tx.varyingText).
+	// past maxStmts the rest run unprepared (a multi-row statement keeps
+	// its texts few by its rows' parts: Store.rowParts).
 	if len(c.m)+len(c.want) < maxStmts && !strings.Contains(q, ";") {
 		if c.want == nil {
 			c.want = map[string]bool{}
