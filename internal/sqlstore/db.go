@@ -64,6 +64,10 @@ type Store struct {
 	auth *authCache
 	// totals: the kept totals of description searches (totals.go).
 	totals searchTotals
+	// SQLite: the RTP record cache (rtpcache.go), and what stops the
+	// writer connection's hook from feeding it.
+	rtpc           *rtpCache
+	unfollowWrites func()
 	// SQLite: write transactions queue here for the group committer.
 	jobs   chan writeJob
 	closed chan struct{}
@@ -100,8 +104,11 @@ func Open(url string) (*Store, error) {
 	// whose statement journal SQLite otherwise writes to a temporary file
 	// (a sixth of the CPU of the callback flow went to those writes).
 	pragmas := "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)&_pragma=temp_store(MEMORY)"
-	w, err := sql.Open("sqlite", "file:"+path+"?"+pragmas+"&_txlock=immediate")
+	rtpc := newRTPCache()
+	follow, unfollow := followWrites(rtpc)
+	w, err := sql.Open("sqlite", "file:"+path+"?"+pragmas+"&_txlock=immediate&"+follow)
 	if err != nil {
+		unfollow()
 		return nil, fmt.Errorf("open sqlite: %w", err)
 	}
 	w.SetMaxOpenConns(1)
@@ -110,12 +117,13 @@ func Open(url string) (*Store, error) {
 	r, err := sql.Open("sqlite", "file:"+path+"?"+pragmas+"&_pragma=query_only(1)")
 	if err != nil {
 		w.Close()
+		unfollow()
 		return nil, fmt.Errorf("open sqlite: %w", err)
 	}
 	r.SetMaxOpenConns(8)
 	r.SetMaxIdleConns(8)
 	s := &Store{engine: SQLite, w: w, r: r, jobs: make(chan writeJob), closed: make(chan struct{}),
-		auth: &authCache{entries: map[string]authEntry{}, maxAge: authMaxAge}}
+		auth: &authCache{entries: map[string]authEntry{}, maxAge: authMaxAge}, rtpc: rtpc, unfollowWrites: unfollow}
 	s.wg.Add(1)
 	go s.groupCommitter()
 	return s, nil
@@ -139,6 +147,9 @@ func (s *Store) Close() error {
 	err := s.w.Close()
 	if s.r != s.w {
 		err = errors.Join(err, s.r.Close())
+	}
+	if s.unfollowWrites != nil {
+		s.unfollowWrites()
 	}
 	return err
 }
@@ -314,7 +325,7 @@ func (s *Store) soloTx(ctx context.Context, f func(*tx) error) error {
 		sqlTx.Rollback()
 		return err
 	}
-	if err := sqlTx.Commit(); err != nil {
+	if err := s.commit(sqlTx); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil

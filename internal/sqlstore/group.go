@@ -2,8 +2,10 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"payd/internal/batch"
 )
@@ -43,12 +45,20 @@ func (s *Store) groupTx(ctx context.Context, f func(*tx) error) error {
 	return <-j.done
 }
 
+// groupCommitter runs the write transactions, and between them polls
+// what the RTP cache needs to know of other connections' commits.
 func (s *Store) groupCommitter() {
 	defer s.wg.Done()
+	poll := time.NewTicker(rtpPoll)
+	defer poll.Stop()
+	s.pollRTPs()
 	for {
 		var first writeJob
 		select {
 		case first = <-s.jobs:
+		case <-poll.C:
+			s.pollRTPs()
+			continue
 		case <-s.closed:
 			return
 		}
@@ -97,11 +107,22 @@ func (s *Store) runBatch(batch []writeJob) {
 			return
 		}
 	}
-	if err := sqlTx.Commit(); err != nil {
+	if err := s.commit(sqlTx); err != nil {
 		fail(fmt.Errorf("commit: %w", err))
 		return
 	}
 	for i, j := range batch {
 		j.done <- results[i]
 	}
+}
+
+// commit commits a SQLite write transaction and then settles the RTPs it
+// changed in the cache (rtpcache.go). The marks to settle are read before
+// the commit: once it returns, the connection is free for other writers,
+// whose marks must wait for their own transaction's end.
+func (s *Store) commit(sqlTx *sql.Tx) error {
+	upto := s.rtpc.marked()
+	err := sqlTx.Commit()
+	s.rtpc.settle(upto)
+	return err
 }

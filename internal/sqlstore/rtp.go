@@ -80,28 +80,35 @@ func (s *Store) CreateRTP(ctx context.Context, m *payd.Merchant, r *payd.RTP) er
 // RTP reads one of the merchant's RTPs as of now (expiry applied).
 // merchantID "" reads any merchant's (the public payer page).
 func (s *Store) RTP(ctx context.Context, merchantID, id string, now time.Time) (*payd.RTP, error) {
-	if s.engine == Postgres {
-		r, err := s.rtps.read(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		if merchantID != "" && r.MerchantID != merchantID {
-			return nil, payd.ErrNotFound
-		}
-		r.Observe(now)
-		return r, nil
+	var r *payd.RTP
+	var err error
+	if s.engine == SQLite {
+		r, err = s.cachedRTP(ctx, id)
+	} else {
+		r, err = s.rtps.read(ctx, id) // coalesced (coalesce.go)
 	}
-	q := "SELECT " + rtpCols + " FROM rtps WHERE id = ?"
-	args := []any{id}
-	if merchantID != "" {
-		q += " AND merchant_id = ?"
-		args = append(args, merchantID)
-	}
-	r, err := scanRTP(s.queryRow(ctx, q, args...))
 	if err != nil {
 		return nil, err
 	}
+	if merchantID != "" && r.MerchantID != merchantID {
+		return nil, payd.ErrNotFound
+	}
 	r.Observe(now)
+	return r, nil
+}
+
+// cachedRTP is the stored RTP of id, from the cache while it holds the
+// record (rtpcache.go), else from the table into the cache.
+func (s *Store) cachedRTP(ctx context.Context, id string) (*payd.RTP, error) {
+	if r, ok := s.rtpc.get(id); ok {
+		return r, nil
+	}
+	gen := s.rtpc.generation()
+	r, err := scanRTP(s.queryRow(ctx, "SELECT "+rtpCols+" FROM rtps WHERE id = ?", id))
+	if err != nil {
+		return nil, err
+	}
+	s.rtpc.put(r, gen)
 	return r, nil
 }
 

@@ -1,0 +1,258 @@
+package sqlstore
+
+import (
+	"errors"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"payd"
+)
+
+// The RTP record cache, on SQLite. A merchant polls GET /v2/rtp/{id} until
+// the payer decides, and on SQLite that read was a third of payd's CPU: the
+// pure-Go engine spends more on a statement (a read transaction, the WAL
+// index's locks, a B-tree descent, the row's decoding) than PostgreSQL's
+// round trip costs payd. Stored RTP records are therefore kept in memory
+// by id, and a read answers from there while the record cannot have
+// changed. Expiry is applied as of the request (RTP.Observe), as on a
+// read from the table.
+//
+// A record can change in two ways, and the cache follows both:
+//
+//   - Through this store. Every write goes through the one writer
+//     connection, and SQLite calls a pre-update hook there for each row a
+//     statement is about to change (any statement: a use case, the expiry
+//     loop, a migration). An updated or deleted RTP is dropped at once and
+//     marked dirty; a dirty record is not cached again until the
+//     transaction that changed it has ended, when the group committer
+//     settles it. Settling also moves a generation, and a read installs
+//     what it read only if the generation it started under is still
+//     current: a read that started before a commit and finished after it
+//     must not install the old row. A new RTP needs nothing: ids not found
+//     are not cached.
+//   - Through another connection: another process (or another store on the
+//     same file) that writes the database. The group committer reads
+//     PRAGMA data_version on the writer connection every rtpPoll; it moves
+//     only when another connection has committed, and then the whole cache
+//     is dropped. Records are served only while the last poll that found no
+//     such change started less than rtpMaxAge ago, so a foreign change is
+//     seen within rtpMaxAge, and a stalled committer turns the cache off by
+//     itself. payd's own commands do not write RTPs, and SQLite's shell
+//     cannot (the table's indexes call payd_lower); a second payd serving
+//     the same SQLite file would see the first one's RTP changes that late.
+//
+// PostgreSQL reads every RTP from the database (coalesce.go): several
+// instances write it, and nothing tells one of another's change in time.
+
+const (
+	rtpCacheMax = 10_000 // records kept at most (a few MB)
+	rtpPoll     = 10 * time.Millisecond
+	rtpMaxAge   = 30 * time.Millisecond
+)
+
+type rtpCache struct {
+	// fresh is when the last poll that confirmed the cache started, in
+	// Unix nanoseconds (0: never).
+	fresh atomic.Int64
+	// seq numbers the marks; settle clears the marks up to a number.
+	seq atomic.Uint64
+
+	mu      sync.Mutex
+	records map[string]payd.RTP
+	gen     uint64
+	dirty   map[string]uint64 // id → its last mark; allDirty: every id
+	version int64             // data_version at the last poll
+	polled  bool              // version has been read
+	hits    atomic.Int64      // reads answered from the cache (tests)
+}
+
+// allDirty marks every record at once, when a change's RTP cannot be told.
+const allDirty = ""
+
+func newRTPCache() *rtpCache {
+	return &rtpCache{records: map[string]payd.RTP{}, dirty: map[string]uint64{}}
+}
+
+// get returns a copy of the record of id while the cache is fresh.
+func (c *rtpCache) get(id string) (*payd.RTP, bool) {
+	if time.Now().UnixNano()-c.fresh.Load() > int64(rtpMaxAge) {
+		return nil, false
+	}
+	c.mu.Lock()
+	r, ok := c.records[id]
+	c.mu.Unlock()
+	if !ok {
+		return nil, false
+	}
+	c.hits.Add(1)
+	return &r, true
+}
+
+// generation is read before a read of the table; put installs what the
+// read found only if nothing was settled or dropped since.
+func (c *rtpCache) generation() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gen
+}
+
+func (c *rtpCache) put(r *payd.RTP, gen uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen != gen {
+		return
+	}
+	if _, ok := c.dirty[r.ID]; ok {
+		return
+	}
+	if _, ok := c.dirty[allDirty]; ok {
+		return
+	}
+	if len(c.records) >= rtpCacheMax {
+		for k := range c.records { // one, at random
+			delete(c.records, k)
+			break
+		}
+	}
+	c.records[r.ID] = *r
+}
+
+// mark drops the record of id, about to change in a transaction not yet
+// ended, and keeps it out until settle (allDirty: every record).
+func (c *rtpCache) mark(id string) {
+	n := c.seq.Add(1)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	c.dirty[id] = n
+	if id == allDirty {
+		clear(c.records)
+	} else {
+		delete(c.records, id)
+	}
+}
+
+// marked is the number of the last mark. The group committer reads it
+// before its commit: the marks up to it are its own transaction's or those
+// of writes that ended before the transaction began (the writer is one
+// connection).
+func (c *rtpCache) marked() uint64 { return c.seq.Load() }
+
+// settle clears the marks up to upto, once the transaction that made them
+// has ended: their records may be cached again from reads that start from
+// here on.
+func (c *rtpCache) settle(upto uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.dirty) == 0 {
+		return
+	}
+	c.gen++
+	for id, n := range c.dirty {
+		if n > upto {
+			continue
+		}
+		delete(c.dirty, id)
+		if id == allDirty {
+			clear(c.records)
+		} else {
+			delete(c.records, id)
+		}
+	}
+}
+
+// confirm records a poll of data_version that started at start and read v:
+// a moved version (another connection committed) drops every record;
+// either way the records are good as of start.
+func (c *rtpCache) confirm(v int64, start time.Time) {
+	c.mu.Lock()
+	if !c.polled || v != c.version {
+		c.gen++
+		clear(c.records)
+		c.version, c.polled = v, true
+	}
+	c.mu.Unlock()
+	c.fresh.Store(start.UnixNano())
+}
+
+// preUpdate is the writer connection's pre-update hook: it marks each RTP
+// a statement is about to update or delete.
+func (c *rtpCache) preUpdate(d sqlite.SQLitePreUpdateData) {
+	if d.TableName != "rtps" || d.Op == sqlite3.SQLITE_INSERT {
+		return
+	}
+	// Old fills the elements of the slice it is given (one: id, the
+	// table's first column).
+	old := make([]any, 1)
+	if err := d.Old(old...); err == nil {
+		switch id := old[0].(type) {
+		case string:
+			c.mark(id)
+			return
+		case []byte:
+			c.mark(string(id))
+			return
+		}
+	}
+	c.mark(allDirty)
+}
+
+// pollRTPs reads data_version on the writer connection (the group
+// committer calls it between transactions).
+func (s *Store) pollRTPs() {
+	start := time.Now()
+	var v int64
+	if err := s.w.QueryRow("PRAGMA data_version").Scan(&v); err != nil {
+		return // not confirmed: past rtpMaxAge the cache is not served
+	}
+	s.rtpc.confirm(v, start)
+}
+
+// The writer connections whose writes a cache follows, by the store
+// number their DSN carries (writerParam). A connection hook, run for every
+// connection the driver opens, installs the pre-update hook on them, on
+// the first connection and on any that replaces it.
+var (
+	writerCaches sync.Map // store number → *rtpCache
+	writerSeq    atomic.Int64
+)
+
+const writerParam = "_payd_writer"
+
+// followWrites registers c for the writer connections opened with the DSN
+// parameter it returns.
+func followWrites(c *rtpCache) (param string, forget func()) {
+	n := strconv.FormatInt(writerSeq.Add(1), 10)
+	writerCaches.Store(n, c)
+	return writerParam + "=" + n, func() { writerCaches.Delete(n) }
+}
+
+func init() {
+	sqlite.RegisterConnectionHook(func(conn sqlite.ExecQuerierContext, dsn string) error {
+		i := strings.IndexByte(dsn, '?')
+		if i < 0 {
+			return nil
+		}
+		q, err := url.ParseQuery(dsn[i+1:])
+		if err != nil {
+			return nil
+		}
+		v, ok := writerCaches.Load(q.Get(writerParam))
+		if !ok {
+			return nil
+		}
+		h, ok := conn.(sqlite.HookRegisterer)
+		if !ok {
+			return errors.New("the SQLite driver offers no pre-update hook: the RTP cache could not follow writes")
+		}
+		h.RegisterPreUpdateHook(v.(*rtpCache).preUpdate)
+		return nil
+	})
+}
