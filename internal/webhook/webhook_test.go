@@ -3,10 +3,13 @@ package webhook
 import (
 	"bytes"
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -109,6 +112,54 @@ func TestSendHeadersAndSuccessRule(t *testing.T) {
 		if res := Send(t.Context(), NewClient(true), c, 1); res.OK() || res.StatusCode != s {
 			t.Errorf("status %d counted as %+v", s, res)
 		}
+	}
+}
+
+// TestBurstsReuseConnections: a second burst of as many attempts as payd
+// makes to one host at once finds the first burst's connections open.
+func TestBurstsReuseConnections(t *testing.T) {
+	var dialed, arrived atomic.Int64
+	all := make(chan struct{}) // closed when a burst's attempts are all in
+	var mu sync.Mutex
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		wait := all
+		if arrived.Add(1)%MaxIdlePerHost == 0 {
+			close(all)
+			all = make(chan struct{})
+		}
+		mu.Unlock()
+		select { // every attempt of the burst holds its connection at once
+		case <-wait:
+		case <-time.After(10 * time.Second):
+		}
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			dialed.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	client, c := NewClient(true), newCallback(srv.URL)
+	burst := func() {
+		var wg sync.WaitGroup
+		for range MaxIdlePerHost {
+			wg.Go(func() {
+				if res := Send(t.Context(), client, c, 1); !res.OK() {
+					t.Errorf("send = %+v", res)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	burst()
+	if first := dialed.Load(); first != MaxIdlePerHost {
+		t.Fatalf("the first burst of %d attempts held %d connections", MaxIdlePerHost, first)
+	}
+	burst()
+	if again := dialed.Load() - MaxIdlePerHost; again != 0 {
+		t.Errorf("the second burst of %d attempts dialed %d connections anew", MaxIdlePerHost, again)
 	}
 }
 
