@@ -106,7 +106,7 @@ func Open(url string) (*Store, error) {
 	pragmas := "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)&_pragma=temp_store(MEMORY)"
 	rtpc := newRTPCache()
 	follow, unfollow := followWrites(rtpc)
-	w, err := sql.Open("sqlite", "file:"+path+"?"+pragmas+"&_txlock=immediate&"+follow)
+	w, err := sql.Open("sqlite", "file:"+path+"?"+pragmas+"&_pragma=wal_autocheckpoint("+strconv.Itoa(walBackstop)+")&_txlock=immediate&"+follow)
 	if err != nil {
 		unfollow()
 		return nil, fmt.Errorf("open sqlite: %w", err)
@@ -122,10 +122,19 @@ func Open(url string) (*Store, error) {
 	}
 	r.SetMaxOpenConns(8)
 	r.SetMaxIdleConns(8)
+	ck, err := sql.Open("sqlite", "file:"+path+"?"+pragmas)
+	if err != nil {
+		w.Close()
+		r.Close()
+		unfollow()
+		return nil, fmt.Errorf("open sqlite: %w", err)
+	}
+	ck.SetMaxOpenConns(1)
 	s := &Store{engine: SQLite, w: w, r: r, jobs: make(chan writeJob), closed: make(chan struct{}),
 		auth: &authCache{entries: map[string]authEntry{}, maxAge: authMaxAge}, rtpc: rtpc, unfollowWrites: unfollow}
-	s.wg.Add(1)
+	s.wg.Add(2)
 	go s.groupCommitter()
+	go s.checkpointer(ck)
 	return s, nil
 }
 
