@@ -15,6 +15,7 @@ import (
 
 	"payd"
 	"payd/api"
+	"payd/internal/sqlstore"
 )
 
 func TestEnvelopeRules(t *testing.T) {
@@ -86,11 +87,35 @@ func TestOperationsEndpoints(t *testing.T) {
 				t.Errorf("metrics lack %q", want)
 			}
 		}
+		// SQLite's single writer reports its work (the merchant and its
+		// token were written); PostgreSQL has no such writer.
+		sqlite := e.store.Engine() == sqlstore.SQLite
+		for _, name := range []string{"payd_sqlite_write_batches_total", "payd_sqlite_write_use_cases_total",
+			"payd_sqlite_writer_busy_seconds_total", "payd_sqlite_commit_seconds_total", "payd_rtp_cache_hits_total"} {
+			v, found := metricValue(string(m.body), name)
+			switch {
+			case found != sqlite:
+				t.Errorf("metric %s present: %v, on %s", name, found, e.store.Engine())
+			case sqlite && name != "payd_rtp_cache_hits_total" && v <= 0:
+				t.Errorf("metric %s = %v after writes", name, v)
+			}
+		}
 		o := e.call("GET", "/openapi.json", nil, "")
 		if o.status != 200 || o.str("openapi") != "3.0.3" {
 			t.Errorf("openapi.json = %d %.100s", o.status, o.body)
 		}
 	})
+}
+
+// metricValue is the value of an unlabelled metric in a scrape.
+func metricValue(scrape, name string) (float64, bool) {
+	for _, line := range strings.Split(scrape, "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			return f, err == nil
+		}
+	}
+	return 0, false
 }
 
 func TestReadyzFailsWithoutDatabase(t *testing.T) {

@@ -81,6 +81,24 @@ func (m *metrics) registerStore(store *sqlstore.Store, clock payd.Clock) {
 		return []float64{float64(n), age.Seconds()}, err
 	}, [2]string{"payd_rails_orders_pending", "Rails orders (pain.013, camt.055, pacs.004) the network has not taken yet."},
 		[2]string{"payd_rails_orders_oldest_seconds", "Age of the oldest rails order the network has not taken yet."})
+	if _, ok := store.WriterStats(); ok {
+		stat := func(name, help string, f func(sqlstore.WriterStats) float64) {
+			m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 {
+				st, _ := store.WriterStats()
+				return f(st)
+			}))
+		}
+		stat("payd_sqlite_write_batches_total", "Transactions SQLite's single writer committed (each carries one or more use cases).",
+			func(st sqlstore.WriterStats) float64 { return float64(st.Batches) })
+		stat("payd_sqlite_write_use_cases_total", "Write use cases SQLite's single writer ran.",
+			func(st sqlstore.WriterStats) float64 { return float64(st.UseCases) })
+		stat("payd_sqlite_writer_busy_seconds_total", "Time SQLite's single writer spent running transactions; its rate is the writer's utilisation (near 1: writes queue).",
+			func(st sqlstore.WriterStats) float64 { return st.Busy.Seconds() })
+		stat("payd_sqlite_commit_seconds_total", "Time SQLite's single writer spent in commits (the log's writes and sync).",
+			func(st sqlstore.WriterStats) float64 { return st.Committing.Seconds() })
+		stat("payd_rtp_cache_hits_total", "RTP reads by id answered from memory (SQLite).",
+			func(st sqlstore.WriterStats) float64 { return float64(st.RTPCacheHits) })
+	}
 }
 
 // RefreshGauges reads the database-backed gauges once. serve runs it every

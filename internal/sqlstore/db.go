@@ -68,6 +68,7 @@ type Store struct {
 	// writer connection's hook from feeding it.
 	rtpc           *rtpCache
 	unfollowWrites func()
+	stats          writerStats
 	// SQLite: write transactions queue here for the group committer.
 	jobs   chan writeJob
 	closed chan struct{}

@@ -104,10 +104,6 @@ func OnKeptTotal(f func()) (stop func()) {
 	return func() { totalsHit = nil }
 }
 
-// RTPCacheHits is how many RTP reads the SQLite record cache answered
-// (rtpcache.go).
-func (s *Store) RTPCacheHits() int64 { return s.rtpc.hits.Load() }
-
 // RTPCacheMaxAge is how late a change made through another connection may
 // be seen (rtpcache.go).
 const RTPCacheMaxAge = rtpMaxAge

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"payd/internal/batch"
@@ -62,7 +63,12 @@ func (s *Store) groupCommitter() {
 		case <-s.closed:
 			return
 		}
-		s.runBatch(batch.Gather(nil, first, s.jobs, maxBatch))
+		b := batch.Gather(nil, first, s.jobs, maxBatch)
+		start := time.Now()
+		s.runBatch(b)
+		s.stats.batches.Add(1)
+		s.stats.useCases.Add(int64(len(b)))
+		s.stats.busy.Add(int64(time.Since(start)))
 		s.wstmts.prepare(s.w)
 	}
 }
@@ -122,7 +128,38 @@ func (s *Store) runBatch(batch []writeJob) {
 // whose marks must wait for their own transaction's end.
 func (s *Store) commit(sqlTx *sql.Tx) error {
 	upto := s.rtpc.marked()
+	start := time.Now()
 	err := sqlTx.Commit()
+	s.stats.committing.Add(int64(time.Since(start)))
 	s.rtpc.settle(upto)
 	return err
+}
+
+// writerStats count the group committer's work (SQLite), for the metrics.
+type writerStats struct {
+	batches, useCases atomic.Int64
+	busy, committing  atomic.Int64 // nanoseconds
+}
+
+// WriterStats is what SQLite's single writer has done since the store
+// opened: transactions committed, use cases they carried, and the time it
+// spent running them and in their commits (of which a share of one second
+// per second is its utilisation: near 1, writes queue for it).
+type WriterStats struct {
+	Batches, UseCases int64
+	Busy, Committing  time.Duration
+	RTPCacheHits      int64 // RTP reads answered from memory (rtpcache.go)
+}
+
+// WriterStats reports the writer's work; ok is false on PostgreSQL, which
+// has no single writer.
+func (s *Store) WriterStats() (st WriterStats, ok bool) {
+	if s.engine != SQLite {
+		return st, false
+	}
+	return WriterStats{
+		Batches: s.stats.batches.Load(), UseCases: s.stats.useCases.Load(),
+		Busy: time.Duration(s.stats.busy.Load()), Committing: time.Duration(s.stats.committing.Load()),
+		RTPCacheHits: s.rtpc.hits.Load(),
+	}, true
 }

@@ -16,8 +16,12 @@ import (
 // may delay), checking every read on the way, and returns the answer.
 func cachedRead(t *testing.T, s *sqlstore.Store, m *payd.Merchant, id string, at time.Time, want payd.RTPStatus) *payd.RTP {
 	t.Helper()
+	hits := func() int64 {
+		st, _ := s.WriterStats()
+		return st.RTPCacheHits
+	}
 	for deadline := time.Now().Add(5 * time.Second); ; {
-		hits := s.RTPCacheHits()
+		before := hits()
 		got, err := s.RTP(ctx, m.ID, id, at)
 		if err != nil {
 			t.Fatalf("read %s: %v", id, err)
@@ -25,7 +29,7 @@ func cachedRead(t *testing.T, s *sqlstore.Store, m *payd.Merchant, id string, at
 		if got.Status != want {
 			t.Fatalf("read %s: status %s, want %s", id, got.Status, want)
 		}
-		if s.RTPCacheHits() > hits {
+		if hits() > before {
 			return got
 		}
 		if time.Now().After(deadline) {
