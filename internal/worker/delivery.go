@@ -91,26 +91,9 @@ func (d *Delivery) setDefaults() {
 // RunOnce claims the due callbacks and makes one attempt of each.
 func (d *Delivery) RunOnce(ctx context.Context) (int, error) {
 	d.defaults()
-	now := d.Clock.Now()
-	cbs, err := d.Store.ClaimCallbacks(ctx, d.Owner, now, d.Lease, d.Batch)
-	if err != nil {
-		return 0, err
-	}
-	if d.Clocked {
-		clocked, err := d.Store.ClockedMerchants(ctx)
-		if err != nil {
-			return 0, err
-		}
-		for _, m := range clocked {
-			more, err := d.Store.ClaimCallbacksAt(ctx, d.Owner, m.ID, m.Now(now), now, now.Add(d.Lease), d.Batch)
-			if err != nil {
-				return 0, err
-			}
-			cbs = append(cbs, more...)
-		}
-	}
+	cbs, err := d.claim(ctx, d.Clock.Now())
 	if len(cbs) == 0 {
-		return 0, nil
+		return 0, err
 	}
 	// Attempts are recorded as they finish, together: whatever finished
 	// while the previous record was being written goes in the next one,
@@ -138,7 +121,30 @@ func (d *Delivery) RunOnce(ctx context.Context) (int, error) {
 	wg.Wait()
 	close(done)
 	<-recorded
-	return len(cbs), nil
+	return len(cbs), err
+}
+
+// claim leases the due callbacks: everyone's, then those of merchants on
+// the sandbox's test clock as of their own time. What it claimed before an
+// error is returned with it, to be attempted at once: left alone, it would
+// wait out its lease (30 s) before another pass could take it.
+func (d *Delivery) claim(ctx context.Context, now time.Time) ([]*payd.Callback, error) {
+	cbs, err := d.Store.ClaimCallbacks(ctx, d.Owner, now, d.Lease, d.Batch)
+	if err != nil || !d.Clocked {
+		return cbs, err
+	}
+	clocked, err := d.Store.ClockedMerchants(ctx)
+	if err != nil {
+		return cbs, err
+	}
+	for _, m := range clocked {
+		more, err := d.Store.ClaimCallbacksAt(ctx, d.Owner, m.ID, m.Now(now), now, now.Add(d.Lease), d.Batch)
+		cbs = append(cbs, more...)
+		if err != nil {
+			return cbs, err
+		}
+	}
+	return cbs, nil
 }
 
 // attempt makes one delivery attempt of c and returns it to be recorded.

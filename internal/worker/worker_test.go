@@ -2,10 +2,12 @@ package worker
 
 import (
 	"context"
+	"database/sql"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -192,6 +194,39 @@ func TestDeliveryLeases(t *testing.T) {
 			t.Errorf("owner could not record: %v", err)
 		}
 	})
+}
+
+// TestDeliveryAttemptsWhatItClaimedBeforeAFailure: a pass whose claim
+// fails after it has leased callbacks (here the test clock's claim, which
+// reads merchants, a table another connection has renamed) still attempts
+// those callbacks at once, rather than leaving them to wait out their
+// lease, and reports the failure.
+func TestDeliveryAttemptsWhatItClaimedBeforeAFailure(t *testing.T) {
+	s, u := storetest.SQLite(t)
+	clock := payd.NewFakeClock(storetest.Epoch)
+	rcv := newReceiver(t)
+	_, p := acceptedRTP(t, s, clock, rcv.srv.URL)
+	db, err := sql.Open("sqlite", strings.TrimPrefix(u, "sqlite:"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec("ALTER TABLE merchants RENAME TO merchants_elsewhere"); err != nil {
+		t.Fatal(err)
+	}
+	d := newDelivery(s, clock, "a")
+	d.Clocked = true
+	n, err := d.RunOnce(ctx)
+	if err == nil {
+		t.Error("the failed claim was not reported")
+	}
+	if n != 1 || rcv.count() != 1 {
+		t.Fatalf("pass attempted %d callbacks, the receiver got %d; want the one claimed", n, rcv.count())
+	}
+	cbs, err := s.Callbacks(ctx, payd.CallbackDelivered, 10)
+	if err != nil || len(cbs) != 1 || cbs[0].SubjectID != p.ID {
+		t.Errorf("delivered callbacks = %v, %v", cbs, err)
+	}
 }
 
 func TestJitterOnlyLengthens(t *testing.T) {
