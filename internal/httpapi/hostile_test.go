@@ -3,7 +3,9 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -149,6 +151,80 @@ func FuzzRequestBodies(f *testing.F) {
 	})
 }
 
+// FuzzObjectMembers: members, one pass over the text, reads every body as
+// decoding it and walking its tokens does (what parseObject did before):
+// the same verdict, members, values and first duplicate key.
+func FuzzObjectMembers(f *testing.F) {
+	for _, seed := range []string{`{"a":1,"a":2}`, `{"x":{"y":[1,{"z":1,"z":2}]}}`, ` {"a" : [ ] , "b":{}} `,
+		`{"\u0061":1,"a":2}`, "{\"\xff\":1,\"\xfe\":2}", `{"a":"\"}"}`, `{"n":-1.5e3,"t":true,"f":null}`, `{} x`, `[1]`, `null`,
+		`{"a":1}{}`, `"s"`, `{"a":[{"b":1},{"b":2}],"c":{"b":1,"b":1}}`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		fields, dup, ok := members(body)
+		want, wantDup, wantOK := decodedMembers(body)
+		if ok != wantOK || dup != wantDup {
+			t.Fatalf("members(%q): ok %v, duplicate %q; decoding says ok %v, duplicate %q", body, ok, dup, wantOK, wantDup)
+		}
+		if ok && dup == "" && !reflect.DeepEqual(fields, want) {
+			t.Fatalf("members(%q) = %q; decoding says %q", body, fields, want)
+		}
+	})
+}
+
+// decodedMembers is what parseObject did before members: decode into a map,
+// insist on nothing after it, then walk the tokens for a key twice.
+func decodedMembers(body []byte) (map[string]json.RawMessage, string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var fields map[string]json.RawMessage
+	if err := dec.Decode(&fields); err != nil || fields == nil {
+		return nil, "", false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, "", false
+	}
+	type frame struct {
+		keys      map[string]bool // nil for an array
+		expectKey bool
+	}
+	dec = json.NewDecoder(bytes.NewReader(body))
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return fields, "", true
+		}
+		if d, ok := tok.(json.Delim); ok {
+			switch d {
+			case '{':
+				stack = append(stack, &frame{keys: map[string]bool{}, expectKey: true})
+			case '[':
+				stack = append(stack, &frame{})
+			default:
+				stack = stack[:len(stack)-1]
+				if len(stack) > 0 && stack[len(stack)-1].keys != nil {
+					stack[len(stack)-1].expectKey = true
+				}
+			}
+			continue
+		}
+		if len(stack) == 0 || stack[len(stack)-1].keys == nil {
+			continue
+		}
+		top := stack[len(stack)-1]
+		if top.expectKey {
+			k, _ := tok.(string)
+			if top.keys[k] {
+				return fields, k, true
+			}
+			top.keys[k], top.expectKey = true, false
+		} else {
+			top.expectKey = true
+		}
+	}
+}
+
 func TestDuplicateKey(t *testing.T) {
 	for body, want := range map[string]string{
 		`{"a":1,"b":{"a":2},"c":[{"a":1},{"a":2}]}`: "",
@@ -157,9 +233,8 @@ func TestDuplicateKey(t *testing.T) {
 		`{"x":{"y":1},"x":{"y":1}}`:                "x",
 		`{"x":[{"k":1}],"y":{"k":1,"l":[],"k":3}}`: "k",
 	} {
-		got, dup := duplicateKey([]byte(body))
-		if got != want || dup != (want != "") {
-			t.Errorf("duplicateKey(%s) = %q, %v; want %q", body, got, dup, want)
+		if _, got, ok := members([]byte(body)); got != want || !ok {
+			t.Errorf("members(%s) names %q twice (ok %v); want %q", body, got, ok, want)
 		}
 	}
 	forEachEngine(t, testConfig(), func(t *testing.T, e *env) {
