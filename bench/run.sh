@@ -3,6 +3,7 @@
 # each database seeds 1,000,000 RTPs across 100 merchants, starts payd, and
 # runs every scenario with the floors measured in the same run.
 #   bench/run.sh [sqlite|postgres ...]   (default: both)   DURATION=10s C=32 RTPS=1000000
+#   LOGDIR=DIR keeps each engine's server log there (serve-ENGINE.log)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 D=${DURATION:-10s}
@@ -57,6 +58,7 @@ for engine in "${@:-sqlite postgres}"; do
     echo "--- overload: 64 connections of lists, creates and gets (503 allowed, any other 5xx fails):"
     $L -d "$D" -c 64 -scenarios overload
     kill $pid; wait $pid 2>/dev/null || true
+    if [ -n "${LOGDIR:-}" ]; then mkdir -p "$LOGDIR" && cp "$work/serve-$e.log" "$LOGDIR/"; fi
     if [ "$e" = postgres ]; then psql "$PG" -qc "DROP SCHEMA $schema CASCADE"; fi
   done
 done
