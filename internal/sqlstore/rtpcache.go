@@ -58,8 +58,8 @@ const (
 )
 
 type rtpCache struct {
-	// fresh is when the last poll that confirmed the cache started, in
-	// Unix nanoseconds (0: never).
+	// fresh is when the last poll that confirmed the cache started, on
+	// the monotonic clock (mono); 0: never.
 	fresh atomic.Int64
 	// seq numbers the marks; settle clears the marks up to a number.
 	seq atomic.Uint64
@@ -82,7 +82,7 @@ func newRTPCache() *rtpCache {
 
 // get returns a copy of the record of id while the cache is fresh.
 func (c *rtpCache) get(id string) (*payd.RTP, bool) {
-	if time.Now().UnixNano()-c.fresh.Load() > int64(rtpMaxAge) {
+	if fresh := c.fresh.Load(); fresh == 0 || mono(time.Now())-fresh > int64(rtpMaxAge) {
 		return nil, false
 	}
 	c.mu.Lock()
@@ -179,8 +179,15 @@ func (c *rtpCache) confirm(v int64, start time.Time) {
 		c.version, c.polled = v, true
 	}
 	c.mu.Unlock()
-	c.fresh.Store(start.UnixNano())
+	c.fresh.Store(mono(start))
 }
+
+// monoBase anchors mono: a wall clock set back must not make old polls
+// look recent.
+var monoBase = time.Now()
+
+// mono is t on the monotonic clock, in nanoseconds after monoBase (> 0).
+func mono(t time.Time) int64 { return int64(t.Sub(monoBase)) + 1 }
 
 // preUpdate is the writer connection's pre-update hook: it marks each RTP
 // a statement is about to update or delete.
