@@ -160,6 +160,7 @@ func (s *Store) Close() error {
 	}
 	if s.unfollowWrites != nil {
 		s.unfollowWrites()
+		s.rtpc.close()
 	}
 	return err
 }

@@ -56,6 +56,10 @@ func rtpArgs(r *payd.RTP) []any {
 // delivering it to the payer's bank is written in the same transaction.
 func (s *Store) CreateRTP(ctx context.Context, m *payd.Merchant, r *payd.RTP) error {
 	var err error
+	var gen uint64 // SQLite: the new record goes into the cache (rtpcache.go)
+	if s.rtpc != nil {
+		gen = s.rtpc.generation()
+	}
 	if s.orders {
 		err = s.inTx(ctx, func(t *tx) error {
 			if _, err := t.exec(ctx, insertRTP, rtpArgs(r)...); err != nil {
@@ -70,6 +74,12 @@ func (s *Store) CreateRTP(ctx context.Context, m *payd.Merchant, r *payd.RTP) er
 	}
 	if err != nil {
 		return fmt.Errorf("create rtp: %w", err)
+	}
+	if s.rtpc != nil {
+		// As a read of the row would find it: the ring keeps times to the
+		// millisecond, as the table does. A merchant polls an RTP from
+		// the moment it is created.
+		s.rtpc.put(r, gen)
 	}
 	if s.orders {
 		s.queued()

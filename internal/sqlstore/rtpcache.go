@@ -52,9 +52,8 @@ import (
 // instances write it, and nothing tells one of another's change in time.
 
 const (
-	rtpCacheMax = 10_000 // records kept at most (a few MB)
-	rtpPoll     = 10 * time.Millisecond
-	rtpMaxAge   = 30 * time.Millisecond
+	rtpPoll   = 10 * time.Millisecond
+	rtpMaxAge = 30 * time.Millisecond
 )
 
 type rtpCache struct {
@@ -65,11 +64,12 @@ type rtpCache struct {
 	seq atomic.Uint64
 
 	mu      sync.Mutex
-	records map[string]payd.RTP
+	records rtpRing // rtpring.go
 	gen     uint64
 	dirty   map[string]uint64 // id → its last mark; allDirty: every id
 	version int64             // data_version at the last poll
 	polled  bool              // version has been read
+	closed  bool              // the store closed: the arena is gone
 	hits    atomic.Int64      // reads answered from the cache (tests)
 }
 
@@ -77,7 +77,7 @@ type rtpCache struct {
 const allDirty = ""
 
 func newRTPCache() *rtpCache {
-	return &rtpCache{records: map[string]payd.RTP{}, dirty: map[string]uint64{}}
+	return &rtpCache{dirty: map[string]uint64{}}
 }
 
 // get returns a copy of the record of id while the cache is fresh.
@@ -86,13 +86,13 @@ func (c *rtpCache) get(id string) (*payd.RTP, bool) {
 		return nil, false
 	}
 	c.mu.Lock()
-	r, ok := c.records[id]
+	r, ok := c.records.get(id)
 	c.mu.Unlock()
 	if !ok {
 		return nil, false
 	}
 	c.hits.Add(1)
-	return &r, true
+	return r, true
 }
 
 // generation is read before a read of the table; put installs what the
@@ -106,7 +106,7 @@ func (c *rtpCache) generation() uint64 {
 func (c *rtpCache) put(r *payd.RTP, gen uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.gen != gen {
+	if c.gen != gen || c.closed {
 		return
 	}
 	if _, ok := c.dirty[r.ID]; ok {
@@ -115,13 +115,15 @@ func (c *rtpCache) put(r *payd.RTP, gen uint64) {
 	if _, ok := c.dirty[allDirty]; ok {
 		return
 	}
-	if len(c.records) >= rtpCacheMax {
-		for k := range c.records { // one, at random
-			delete(c.records, k)
-			break
-		}
-	}
-	c.records[r.ID] = *r
+	c.records.put(r)
+}
+
+// close frees the records' arena; the cache keeps nothing afterwards.
+func (c *rtpCache) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	c.records.free()
 }
 
 // mark drops the record of id, about to change in a transaction not yet
@@ -133,9 +135,9 @@ func (c *rtpCache) mark(id string) {
 	c.gen++
 	c.dirty[id] = n
 	if id == allDirty {
-		clear(c.records)
+		c.records.clear()
 	} else {
-		delete(c.records, id)
+		c.records.drop(id)
 	}
 }
 
@@ -161,9 +163,9 @@ func (c *rtpCache) settle(upto uint64) {
 		}
 		delete(c.dirty, id)
 		if id == allDirty {
-			clear(c.records)
+			c.records.clear()
 		} else {
-			delete(c.records, id)
+			c.records.drop(id)
 		}
 	}
 }
@@ -175,7 +177,7 @@ func (c *rtpCache) confirm(v int64, start time.Time) {
 	c.mu.Lock()
 	if !c.polled || v != c.version {
 		c.gen++
-		clear(c.records)
+		c.records.clear()
 		c.version, c.polled = v, true
 	}
 	c.mu.Unlock()

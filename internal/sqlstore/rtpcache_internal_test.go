@@ -1,6 +1,10 @@
 package sqlstore
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,7 +17,8 @@ import (
 // of data_version: a record is served only when no change can have
 // overtaken the read that installed it.
 func TestRTPCacheInstallsNothingOverwritten(t *testing.T) {
-	old := &payd.RTP{ID: "x", Status: payd.RTPActive}
+	x, y := NewTestID(0xaaa), NewTestID(0xbbb)
+	old := &payd.RTP{ID: x, Status: payd.RTPActive}
 	served := func(c *rtpCache, id string) bool {
 		_, ok := c.get(id)
 		return ok
@@ -27,47 +32,47 @@ func TestRTPCacheInstallsNothingOverwritten(t *testing.T) {
 	c := fresh()
 	gen := c.generation()
 	c.put(old, gen)
-	if !served(c, "x") {
+	if !served(c, x) {
 		t.Fatal("a read with no change beside it was not installed")
 	}
-	c.mark("x")
-	if served(c, "x") {
+	c.mark(x)
+	if served(c, x) {
 		t.Error("a record about to change is still served")
 	}
 
 	// Read before the change, installed after its commit was settled.
 	c = fresh()
 	gen = c.generation()
-	c.mark("x")
+	c.mark(x)
 	c.settle(c.marked())
 	c.put(old, gen)
-	if served(c, "x") {
+	if served(c, x) {
 		t.Error("a read that started before a settled change installed the old record")
 	}
 
 	// Read after the mark (the change not yet committed, so the read
 	// finds the old row), installed after the settle.
 	c = fresh()
-	c.mark("x")
+	c.mark(x)
 	gen = c.generation()
 	c.settle(c.marked())
 	c.put(old, gen)
-	if served(c, "x") {
+	if served(c, x) {
 		t.Error("a read that started before a change committed installed the old record after the settle")
 	}
 
 	// Read after the mark, installed before the settle.
 	c = fresh()
-	c.mark("x")
+	c.mark(x)
 	gen = c.generation()
 	c.put(old, gen)
-	if served(c, "x") {
+	if served(c, x) {
 		t.Error("a record changing in an open transaction was installed")
 	}
 	c.settle(c.marked())
 	gen = c.generation()
 	c.put(old, gen)
-	if !served(c, "x") {
+	if !served(c, x) {
 		t.Error("after the settle a new read was not installed")
 	}
 
@@ -75,11 +80,11 @@ func TestRTPCacheInstallsNothingOverwritten(t *testing.T) {
 	// once the connection was free) is not settled with it.
 	c = fresh()
 	upto := c.marked()
-	c.mark("y")
+	c.mark(y)
 	c.settle(upto)
 	gen = c.generation()
-	c.put(&payd.RTP{ID: "y"}, gen)
-	if served(c, "y") {
+	c.put(&payd.RTP{ID: y}, gen)
+	if served(c, y) {
 		t.Error("a change of a later transaction was settled early")
 	}
 	c.settle(c.marked())
@@ -88,7 +93,7 @@ func TestRTPCacheInstallsNothingOverwritten(t *testing.T) {
 	c.mark(allDirty)
 	gen = c.generation()
 	c.put(old, gen)
-	if served(c, "x") {
+	if served(c, x) {
 		t.Error("a record was installed while every record was dirty")
 	}
 	c.settle(c.marked())
@@ -98,11 +103,11 @@ func TestRTPCacheInstallsNothingOverwritten(t *testing.T) {
 	gen = c.generation()
 	c.put(old, gen)
 	c.confirm(1, time.Now())
-	if !served(c, "x") {
+	if !served(c, x) {
 		t.Error("a poll that found no change dropped the records")
 	}
 	c.confirm(2, time.Now())
-	if served(c, "x") {
+	if served(c, x) {
 		t.Error("another connection's commit did not drop the records")
 	}
 
@@ -110,16 +115,74 @@ func TestRTPCacheInstallsNothingOverwritten(t *testing.T) {
 	gen = c.generation()
 	c.put(old, gen)
 	c.confirm(2, time.Now().Add(-rtpMaxAge-time.Millisecond))
-	if served(c, "x") {
+	if served(c, x) {
 		t.Error("records were served with no recent poll")
 	}
 
-	// Bounded.
-	c = fresh()
-	for i := 0; i < rtpCacheMax+10; i++ {
-		c.put(&payd.RTP{ID: string(rune('a'+i%26)) + time.Duration(i).String()}, c.generation())
+	// Closed: nothing is kept.
+	c.close()
+	c.put(old, c.generation())
+	if served(c, x) {
+		t.Error("a closed cache served a record")
 	}
-	if n := len(c.records); n != rtpCacheMax {
-		t.Errorf("%d records kept, want at most %d", n, rtpCacheMax)
+}
+
+// TestRTPRingKeepsTheNewest: the ring, made small so that it wraps many
+// times, answers every id with the record last put for it or not at all,
+// always holds the newest records, and drops the oldest first.
+func TestRTPRingKeepsTheNewest(t *testing.T) {
+	g := &rtpRing{size: 16 << 10}
+	defer g.free()
+	last := map[string]*payd.RTP{}
+	var ids []string
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 20_000; i++ {
+		var id string
+		if len(ids) > 0 && rnd.IntN(4) == 0 {
+			id = ids[rnd.IntN(len(ids))] // a record put again, changed
+		} else {
+			id = NewTestID(i)
+			ids = append(ids, id)
+		}
+		r := &payd.RTP{ID: id, MerchantID: "m", Alias: "37369112221", Amount: payd.Money(i), Currency: "MDL",
+			Description: strings.Repeat("d", rnd.IntN(600)), Status: payd.RTPActive, PayID: fmt.Sprint(i),
+			CreatedAt: payd.UnixMilli(int64(i)), UpdatedAt: payd.UnixMilli(int64(i) + 1), ExpiresAt: payd.UnixMilli(int64(i) + 2)}
+		if i%3 == 0 {
+			r.AutoAction, r.AutoAt = "accept", payd.UnixMilli(int64(i)+3)
+		}
+		g.put(r)
+		last[id] = r
+		if got, ok := g.get(id); !ok || !reflect.DeepEqual(got, r) {
+			t.Fatalf("put %d: the newest record reads %+v, %v", i, got, ok)
+		}
+		if i%97 == 0 {
+			for _, id := range ids {
+				if got, ok := g.get(id); ok && !reflect.DeepEqual(got, last[id]) {
+					t.Fatalf("after put %d: %s reads %+v, last put %+v", i, id, got, last[id])
+				}
+			}
+		}
 	}
+	// Records put and never read again leave the index with their bytes.
+	for i := 0; i < 5000; i++ {
+		g.put(&payd.RTP{ID: NewTestID(100_000 + i), Status: payd.RTPActive})
+	}
+	if n := g.len(); n < 20 || n > 16<<10/ringHeader {
+		t.Errorf("the ring's index holds %d records", n)
+	}
+	// An id not canonical is not kept; nor is a record over the limit.
+	upper := strings.ToUpper(NewTestID(0xabcdef))
+	g.put(&payd.RTP{ID: upper})
+	g.put(&payd.RTP{ID: NewTestID(-1), Description: strings.Repeat("x", rtpRecordMax)})
+	if _, ok := g.get(upper); ok {
+		t.Error("an id in upper case was kept")
+	}
+	if _, ok := g.get(NewTestID(-1)); ok {
+		t.Error("a record over the limit was kept")
+	}
+}
+
+// NewTestID is a canonical UUID numbered n.
+func NewTestID(n int) string {
+	return fmt.Sprintf("%08x-0000-7000-8000-%012x", uint32(n), uint64(n)&0xffffffffffff)
 }

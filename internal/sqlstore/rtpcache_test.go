@@ -1,6 +1,7 @@
 package sqlstore_test
 
 import (
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -137,6 +138,46 @@ func TestRTPCacheFollowsEveryChange(t *testing.T) {
 	other, _ := newMerchant(t, s, 0)
 	if _, err := s.RTP(ctx, other.ID, r.ID, now); err != payd.ErrNotFound {
 		t.Errorf("another merchant's RTP: %v", err)
+	}
+}
+
+// TestRTPCacheHoldsNewRTPs: on SQLite an RTP is answered from memory from
+// its first read on, exactly as the table holds it (times to the
+// millisecond), as another store reading the table finds it.
+func TestRTPCacheHoldsNewRTPs(t *testing.T) {
+	s, u := storetest.SQLite(t)
+	b, err := sqlstore.Open(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	m, _ := newMerchant(t, s, 0)
+	hits := func() int64 {
+		st, _ := s.WriterStats()
+		return st.RTPCacheHits
+	}
+	// The cache answers only while its poll is recent, which a loaded
+	// machine may delay: a first read the cache did not answer is retried
+	// with a new RTP.
+	for attempt := 0; ; attempt++ {
+		now := time.Now() // nanoseconds: the table keeps milliseconds
+		r := newRTP(t, s, m, "37369112221", now)
+		before := hits()
+		got, err := s.RTP(ctx, m.ID, r.ID, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hits() == before {
+			if attempt == 20 {
+				t.Fatal("no new RTP was answered from memory at its first read")
+			}
+			continue
+		}
+		want, err := b.RTP(ctx, m.ID, r.ID, now)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("first read from memory %+v; the table holds %+v (%v)", got, want, err)
+		}
+		return
 	}
 }
 

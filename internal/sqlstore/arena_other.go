@@ -1,0 +1,9 @@
+//go:build !unix
+
+package sqlstore
+
+// newArena allocates n bytes on the heap (rtpring.go maps them outside it
+// on Unix).
+func newArena(n int) []byte { return make([]byte, n) }
+
+func freeArena([]byte) {}
