@@ -20,9 +20,10 @@ import (
 // pure-Go engine spends more on a statement (a read transaction, the WAL
 // index's locks, a B-tree descent, the row's decoding) than PostgreSQL's
 // round trip costs payd. Stored RTP records are therefore kept in memory
-// by id, and a read answers from there while the record cannot have
-// changed. Expiry is applied as of the request (RTP.Observe), as on a
-// read from the table.
+// by id (rtpring.go: the RTPs created and read last), and a read answers
+// from there while the record cannot have changed. A new RTP goes in when
+// its insert commits. Expiry is applied as of the request (RTP.Observe),
+// as on a read from the table.
 //
 // A record can change in two ways, and the cache follows both:
 //
@@ -35,8 +36,7 @@ import (
 //     settles it. Settling also moves a generation, and a read installs
 //     what it read only if the generation it started under is still
 //     current: a read that started before a commit and finished after it
-//     must not install the old row. A new RTP needs nothing: ids not found
-//     are not cached.
+//     must not install the old row. Ids not found are not cached.
 //   - Through another connection: another process (or another store on the
 //     same file) that writes the database. The group committer reads
 //     PRAGMA data_version on the writer connection every rtpPoll; it moves
