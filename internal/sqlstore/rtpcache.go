@@ -70,7 +70,7 @@ type rtpCache struct {
 	version int64             // data_version at the last poll
 	polled  bool              // version has been read
 	closed  bool              // the store closed: the arena is gone
-	hits    atomic.Int64      // reads answered from the cache (tests)
+	hits    atomic.Int64      // reads answered from the cache (metrics)
 }
 
 // allDirty marks every record at once, when a change's RTP cannot be told.
