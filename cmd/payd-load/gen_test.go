@@ -58,3 +58,18 @@ func TestNetErrorsReported(t *testing.T) {
 		t.Fatalf("requests cut off by the end counted: %v %v", st.Errors, st.NetErrors)
 	}
 }
+
+// TestFlowWaitsForEveryAcceptedCallback: rtp-flow stops waiting only when
+// every accepted payment's callback has arrived, whatever else arrived.
+func TestFlowWaitsForEveryAcceptedCallback(t *testing.T) {
+	now := time.Now()
+	accepted := map[string]time.Time{"p1": now, "p2": now}
+	arrived := map[string]time.Time{"p1": now, "cut-off": now} // an acceptance the drive's end abandoned
+	if allArrived(accepted, arrived) {
+		t.Error("done with p2's callback still on its way")
+	}
+	arrived["p2"] = now
+	if !allArrived(accepted, arrived) {
+		t.Error("not done with every accepted callback in")
+	}
+}

@@ -388,7 +388,7 @@ func (r *runner) rtpFlow(ctx context.Context) (*stats, error) {
 	// attempt's retry (10 s + jitter) plus an attempt's 10 s timeout.
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		mu.Lock()
-		done := len(arrived) >= len(accepted)
+		done := allArrived(accepted, arrived)
 		mu.Unlock()
 		if done {
 			break
@@ -409,6 +409,20 @@ func (r *runner) rtpFlow(ctx context.Context) (*stats, error) {
 	}
 	st.Callbacks = cs
 	return st, nil
+}
+
+// allArrived reports whether the callback of every payment accepted has
+// arrived. Counting is not enough: an acceptance the drive's end cut off
+// after payd had committed it is not among the accepted, but its callback
+// arrives, and counted it let the receiver close while an accepted
+// payment's callback was still on its way (reported lost, then refused).
+func allArrived(accepted, arrived map[string]time.Time) bool {
+	for pay := range accepted {
+		if _, ok := arrived[pay]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // httpFloor serves a fixed JSON body of an RTP record's size from a bare
