@@ -5,10 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Event names a kind of callback (spec §6.1).
@@ -131,9 +132,7 @@ func (fs Fields) SignedString(key string) string {
 			kept = append(kept, f)
 		}
 	}
-	sort.SliceStable(kept, func(i, j int) bool {
-		return strings.ToLower(kept[i].Name) < strings.ToLower(kept[j].Name)
-	})
+	slices.SortStableFunc(kept, func(a, b Field) int { return compareFold(a.Name, b.Name) })
 	var b strings.Builder
 	for _, f := range kept {
 		b.WriteString(f.Value)
@@ -141,6 +140,28 @@ func (fs Fields) SignedString(key string) string {
 	}
 	b.WriteString(key)
 	return b.String()
+}
+
+// compareFold orders names as their lower-case forms compare, without
+// making them: the fields are sorted inside the acceptance's transaction,
+// and lowering each name at each comparison was most of the sort's cost.
+func compareFold(a, b string) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		x, y := a[i], b[i]
+		if x >= utf8.RuneSelf || y >= utf8.RuneSelf {
+			return strings.Compare(strings.ToLower(a), strings.ToLower(b))
+		}
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return int(x) - int(y)
+		}
+	}
+	return len(a) - len(b)
 }
 
 // Sign returns Base64(SHA-256(SignedString(key))).

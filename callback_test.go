@@ -2,6 +2,7 @@ package payd
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -79,4 +80,19 @@ func TestHMACVectors(t *testing.T) {
 	if got := HMACSignature("67be8e54-ac28-485d-9369-27f6d3c55a27", []byte(h2), 1761032516817); got != "mtFkCMxfwj9t2wvY/7JASHLw+K/du4mY8azf1lV0ttg=" {
 		t.Errorf("H2 = %s", got)
 	}
+}
+
+// FuzzCompareFold: compareFold orders any two names as their lower-case
+// forms compare (the signed string's field order).
+func FuzzCompareFold(f *testing.F) {
+	for _, p := range [][2]string{{"rtpId", "rtpStatus"}, {"payId", "PAYID"}, {"amount", "amountMin"}, {"Z", "a"},
+		{"ÄBC", "äbd"}, {"aΣ", "AΣb"}, {"", "x"}, {"executedAt", "executedat"}} {
+		f.Add(p[0], p[1])
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		sign := func(n int) int { return min(max(n, -1), 1) }
+		if got, want := sign(compareFold(a, b)), strings.Compare(strings.ToLower(a), strings.ToLower(b)); got != want {
+			t.Fatalf("compareFold(%q, %q) = %d, want %d", a, b, got, want)
+		}
+	})
 }
