@@ -187,21 +187,12 @@ func (sc *objectScan) value() {
 	case '{':
 		sc.object(nil)
 	case '[':
-		sc.i++
-		sc.space()
-		if sc.b[sc.i] == ']' {
-			sc.i++
+		if sc.open(']') {
 			return
 		}
-		for {
+		for more := true; more; more = sc.next() {
 			sc.space()
 			sc.value()
-			sc.space()
-			c := sc.b[sc.i]
-			sc.i++
-			if c == ']' {
-				return
-			}
 		}
 	case '"':
 		sc.str()
@@ -229,45 +220,47 @@ func (sc *objectScan) str() []byte {
 
 // object skips an object, recording its members in into when given.
 func (sc *objectScan) object(into map[string]json.RawMessage) {
-	var seen map[string]bool
-	if into == nil {
-		seen = map[string]bool{}
+	seen := into
+	if seen == nil {
+		seen = map[string]json.RawMessage{}
 	}
-	sc.i++
-	sc.space()
-	if sc.b[sc.i] == '}' {
-		sc.i++
+	if sc.open('}') {
 		return
 	}
-	for {
+	for more := true; more; more = sc.next() {
 		sc.space()
 		key := decodeKey(sc.str())
-		if into != nil {
-			_, twice := into[key]
-			if twice && sc.dup == "" {
-				sc.dup = key
-			}
-		} else {
-			if seen[key] && sc.dup == "" {
-				sc.dup = key
-			}
-			seen[key] = true
+		if _, twice := seen[key]; twice && sc.dup == "" {
+			sc.dup = key
 		}
 		sc.space()
 		sc.i++ // ':'
 		sc.space()
 		start := sc.i
 		sc.value()
-		if into != nil {
-			into[key] = sc.b[start:sc.i]
-		}
-		sc.space()
-		c := sc.b[sc.i]
-		sc.i++
-		if c == '}' {
-			return
-		}
+		seen[key] = sc.b[start:sc.i]
 	}
+}
+
+// open steps into the object or array at sc.i and reports whether it is
+// empty, stepping past its closing byte if so.
+func (sc *objectScan) open(closing byte) bool {
+	sc.i++
+	sc.space()
+	if sc.b[sc.i] == closing {
+		sc.i++
+		return true
+	}
+	return false
+}
+
+// next steps past the byte after a member or element: true for the ','
+// before another, false for the container's end.
+func (sc *objectScan) next() bool {
+	sc.space()
+	c := sc.b[sc.i]
+	sc.i++
+	return c == ','
 }
 
 // decodeKey is a key's text as encoding/json decodes it: escapes resolved,
