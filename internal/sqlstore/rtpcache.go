@@ -149,7 +149,9 @@ func (c *rtpCache) marked() uint64 { return c.seq.Load() }
 
 // settle clears the marks up to upto, once the transaction that made them
 // has ended: their records may be cached again from reads that start from
-// here on.
+// here on. There is nothing to drop: mark dropped the records, and put
+// refused them while marked. The generation moves, so that a read that
+// started before the commit does not install what it found.
 func (c *rtpCache) settle(upto uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -158,14 +160,8 @@ func (c *rtpCache) settle(upto uint64) {
 	}
 	c.gen++
 	for id, n := range c.dirty {
-		if n > upto {
-			continue
-		}
-		delete(c.dirty, id)
-		if id == allDirty {
-			c.records.clear()
-		} else {
-			c.records.drop(id)
+		if n <= upto {
+			delete(c.dirty, id)
 		}
 	}
 }

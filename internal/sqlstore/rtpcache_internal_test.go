@@ -163,12 +163,24 @@ func TestRTPRingKeepsTheNewest(t *testing.T) {
 			}
 		}
 	}
-	// Records put and never read again leave the index with their bytes.
-	for i := 0; i < 5000; i++ {
+	// Records put and never read again leave the index with their bytes,
+	// oldest first: those still held are the newest ones, without a gap.
+	const late = 5000
+	for i := 0; i < late; i++ {
 		g.put(&payd.RTP{ID: NewTestID(100_000 + i), Status: payd.RTPActive})
 	}
 	if n := g.len(); n < 20 || n > 16<<10/ringHeader {
 		t.Errorf("the ring's index holds %d records", n)
+	}
+	held := 0
+	for i := late - 1; i >= 0; i-- {
+		if _, ok := g.get(NewTestID(100_000 + i)); !ok {
+			break
+		}
+		held++
+	}
+	if held != g.len() {
+		t.Errorf("the ring holds %d records, of which the newest %d in a row", g.len(), held)
 	}
 	// An id not canonical is not kept; nor is a record over the limit.
 	upper := strings.ToUpper(NewTestID(0xabcdef))

@@ -17,12 +17,8 @@ import (
 // may delay), checking every read on the way, and returns the answer.
 func cachedRead(t *testing.T, s *sqlstore.Store, m *payd.Merchant, id string, at time.Time, want payd.RTPStatus) *payd.RTP {
 	t.Helper()
-	hits := func() int64 {
-		st, _ := s.WriterStats()
-		return st.RTPCacheHits
-	}
 	for deadline := time.Now().Add(5 * time.Second); ; {
-		before := hits()
+		before := cacheHits(s)
 		got, err := s.RTP(ctx, m.ID, id, at)
 		if err != nil {
 			t.Fatalf("read %s: %v", id, err)
@@ -30,7 +26,7 @@ func cachedRead(t *testing.T, s *sqlstore.Store, m *payd.Merchant, id string, at
 		if got.Status != want {
 			t.Fatalf("read %s: status %s, want %s", id, got.Status, want)
 		}
-		if hits() > before {
+		if cacheHits(s) > before {
 			return got
 		}
 		if time.Now().After(deadline) {
@@ -141,6 +137,12 @@ func TestRTPCacheFollowsEveryChange(t *testing.T) {
 	}
 }
 
+// cacheHits is how many RTP reads s answered from memory.
+func cacheHits(s *sqlstore.Store) int64 {
+	st, _ := s.WriterStats()
+	return st.RTPCacheHits
+}
+
 // TestRTPCacheHoldsNewRTPs: on SQLite an RTP is answered from memory from
 // its first read on, exactly as the table holds it (times to the
 // millisecond), as another store reading the table finds it.
@@ -152,22 +154,18 @@ func TestRTPCacheHoldsNewRTPs(t *testing.T) {
 	}
 	defer b.Close()
 	m, _ := newMerchant(t, s, 0)
-	hits := func() int64 {
-		st, _ := s.WriterStats()
-		return st.RTPCacheHits
-	}
 	// The cache answers only while its poll is recent, which a loaded
 	// machine may delay: a first read the cache did not answer is retried
 	// with a new RTP.
 	for attempt := 0; ; attempt++ {
 		now := time.Now() // nanoseconds: the table keeps milliseconds
 		r := newRTP(t, s, m, "37369112221", now)
-		before := hits()
+		before := cacheHits(s)
 		got, err := s.RTP(ctx, m.ID, r.ID, now)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if hits() == before {
+		if cacheHits(s) == before {
 			if attempt == 20 {
 				t.Fatal("no new RTP was answered from memory at its first read")
 			}

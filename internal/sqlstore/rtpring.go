@@ -14,16 +14,18 @@ import (
 // heap (an anonymous mapping, arena_unix.go): the collector neither scans
 // it nor counts it when it sizes the heap (GOGC=400 lets the heap grow to
 // five times what is live, so a cache of Go values would have cost several
-// times its size in RSS). rtpArenaBytes hold about 90,000 RTPs.
+// times its size in RSS). rtpArenaBytes hold 90,000 to 100,000 RTPs of
+// the usual size (240 to 270 bytes each).
 //
 // A record is, in little-endian order:
 //
 //	seq uint64 | size uint32 | 16-byte key | amount, autoAt, createdAt,
 //	updatedAt, expiresAt int64 | 13 string lengths uint16 | the strings
 //
-// padded to 16 bytes (so that an end marker always fits). A seq of 0 marks the arena's unused end before the
-// ring wraps. A slot of the index names a record by offset and seq, so a
-// record overwritten since is told by its seq.
+// padded to 16 bytes (so that an end marker always fits). A seq of 0 marks
+// the arena's unused end before the ring wraps. A slot of the index names
+// a record by offset and seq, so a record overwritten since is told by its
+// seq.
 type rtpRing struct {
 	size       int // the arena's, a multiple of 16 (0: rtpArenaBytes)
 	arena      []byte
