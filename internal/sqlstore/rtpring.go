@@ -205,7 +205,9 @@ func (g *rtpRing) get(id string) (*payd.RTP, bool) {
 	le := binary.LittleEndian
 	b := g.arena[s.off:]
 	if le.Uint64(b) != s.seq {
-		delete(g.index, key) // overwritten; not expected, as eviction drops the slot
+		// Overwritten: eviction drops the slot first, so this guards the
+		// ring's bookkeeping, not a case it makes.
+		delete(g.index, key)
 		return nil, false
 	}
 	b = b[:le.Uint32(b[8:])]
@@ -225,9 +227,6 @@ func (g *rtpRing) get(id string) (*payd.RTP, bool) {
 	for i, l := range lens {
 		strs[i] = all[at : at+l]
 		at += l
-	}
-	if strs[0] != id {
-		return nil, false
 	}
 	return &payd.RTP{ID: strs[0], MerchantID: strs[1], Alias: strs[2], Currency: strs[3], Description: strs[4],
 		OrderID: strs[5], TerminalID: strs[6], CallbackURL: strs[7], RedirectURL: strs[8], Status: payd.RTPStatus(strs[9]),
