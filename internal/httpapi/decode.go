@@ -121,11 +121,11 @@ func parseObject(a area, body []byte, required bool) (*object, error) {
 		}
 		return &object{a: a, fields: map[string]json.RawMessage{}}, nil
 	}
-	fields, dup, ok := members(body)
+	fields, dup, twice, ok := members(body)
 	if !ok {
 		return nil, a.errorRequest(a.badJSON, notAnObject(body))
 	}
-	if dup != "" {
+	if twice {
 		return nil, a.errorRequest(a.badJSON, "the key '"+dup+"' appears twice in one object")
 	}
 	return &object{a: a, fields: fields}, nil
@@ -142,32 +142,34 @@ func notAnObject(body []byte) string {
 
 // members splits a body that is one JSON object (and nothing else but
 // white space) into its members, keyed as encoding/json decodes keys, and
-// names a key that appears twice in one object at any depth: such a body
-// is ambiguous (parsers disagree on which value wins), so it is refused
-// rather than read as "last wins". ok is false for any other body.
+// names the first key that appears twice in one object at any depth
+// (twice): such a body is ambiguous (parsers disagree on which value wins),
+// so it is refused rather than read as "last wins". ok is false for any
+// other body.
 //
 // One pass over text json.Valid has checked, where decoding into a map and
 // then walking the tokens again for duplicates was 4% of payd's CPU on
 // rtp-flow. The values are slices of body.
-func members(body []byte) (fields map[string]json.RawMessage, dup string, ok bool) {
+func members(body []byte) (fields map[string]json.RawMessage, dup string, twice, ok bool) {
 	if !json.Valid(body) {
-		return nil, "", false
+		return nil, "", false, false
 	}
 	sc := objectScan{b: body}
 	sc.space()
 	if body[sc.i] != '{' {
-		return nil, "", false
+		return nil, "", false, false
 	}
 	fields = map[string]json.RawMessage{}
 	sc.object(fields)
-	return fields, sc.dup, true
+	return fields, sc.dup, sc.twice, true
 }
 
 // objectScan walks valid JSON, checking every object's keys.
 type objectScan struct {
-	b   []byte
-	i   int
-	dup string // the first key found twice
+	b     []byte
+	i     int
+	dup   string // the first key found twice ("" is a key too)
+	twice bool   // one was found
 }
 
 func (sc *objectScan) space() {
@@ -230,8 +232,8 @@ func (sc *objectScan) object(into map[string]json.RawMessage) {
 	for more := true; more; more = sc.next() {
 		sc.space()
 		key := decodeKey(sc.str())
-		if _, twice := seen[key]; twice && sc.dup == "" {
-			sc.dup = key
+		if _, again := seen[key]; again && !sc.twice {
+			sc.dup, sc.twice = key, true
 		}
 		sc.space()
 		sc.i++ // ':'

@@ -157,16 +157,17 @@ func FuzzRequestBodies(f *testing.F) {
 func FuzzObjectMembers(f *testing.F) {
 	for _, seed := range []string{`{"a":1,"a":2}`, `{"x":{"y":[1,{"z":1,"z":2}]}}`, ` {"a" : [ ] , "b":{}} `,
 		`{"\u0061":1,"a":2}`, "{\"\xff\":1,\"\xfe\":2}", `{"a":"\"}"}`, `{"n":-1.5e3,"t":true,"f":null}`, `{} x`, `[1]`, `null`,
-		`{"a":1}{}`, `"s"`, `{"a":[{"b":1},{"b":2}],"c":{"b":1,"b":1}}`} {
+		`{"a":1}{}`, `"s"`, `{"a":[{"b":1},{"b":2}],"c":{"b":1,"b":1}}`, `{"":1,"":2}`, `{"":[],"":{"b":0,"b":0}}`} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		fields, dup, ok := members(body)
-		want, wantDup, wantOK := decodedMembers(body)
-		if ok != wantOK || dup != wantDup {
-			t.Fatalf("members(%q): ok %v, duplicate %q; decoding says ok %v, duplicate %q", body, ok, dup, wantOK, wantDup)
+		fields, dup, twice, ok := members(body)
+		want, wantDup, wantTwice, wantOK := decodedMembers(body)
+		if ok != wantOK || twice != wantTwice || dup != wantDup {
+			t.Fatalf("members(%q): ok %v, duplicate %v %q; decoding says ok %v, duplicate %v %q",
+				body, ok, twice, dup, wantOK, wantTwice, wantDup)
 		}
-		if ok && dup == "" && !reflect.DeepEqual(fields, want) {
+		if ok && !twice && !reflect.DeepEqual(fields, want) {
 			t.Fatalf("members(%q) = %q; decoding says %q", body, fields, want)
 		}
 	})
@@ -174,15 +175,15 @@ func FuzzObjectMembers(f *testing.F) {
 
 // decodedMembers is what parseObject did before members: decode into a map,
 // insist on nothing after it, then walk the tokens for a key twice.
-func decodedMembers(body []byte) (map[string]json.RawMessage, string, bool) {
+func decodedMembers(body []byte) (map[string]json.RawMessage, string, bool, bool) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var fields map[string]json.RawMessage
 	if err := dec.Decode(&fields); err != nil || fields == nil {
-		return nil, "", false
+		return nil, "", false, false
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, "", false
+		return nil, "", false, false
 	}
 	type frame struct {
 		keys      map[string]bool // nil for an array
@@ -193,7 +194,7 @@ func decodedMembers(body []byte) (map[string]json.RawMessage, string, bool) {
 	for {
 		tok, err := dec.Token()
 		if err != nil {
-			return fields, "", true
+			return fields, "", false, true
 		}
 		if d, ok := tok.(json.Delim); ok {
 			switch d {
@@ -216,7 +217,7 @@ func decodedMembers(body []byte) (map[string]json.RawMessage, string, bool) {
 		if top.expectKey {
 			k, _ := tok.(string)
 			if top.keys[k] {
-				return fields, k, true
+				return fields, k, true, true
 			}
 			top.keys[k], top.expectKey = true, false
 		} else {
@@ -227,19 +228,27 @@ func decodedMembers(body []byte) (map[string]json.RawMessage, string, bool) {
 
 func TestDuplicateKey(t *testing.T) {
 	for body, want := range map[string]string{
-		`{"a":1,"b":{"a":2},"c":[{"a":1},{"a":2}]}`: "",
 		`{"a":1,"a":2}`:                            "a",
 		`{"x":{"y":[1,{"z":1,"z":2}]}}`:            "z",
 		`{"x":{"y":1},"x":{"y":1}}`:                "x",
 		`{"x":[{"k":1}],"y":{"k":1,"l":[],"k":3}}`: "k",
+		`{"":1,"":2}`:                              "", // the empty key is a key
+		`{"":[],"":{"b":0,"b":0}}`:                 "", // the first found, not the last
 	} {
-		if _, got, ok := members([]byte(body)); got != want || !ok {
-			t.Errorf("members(%s) names %q twice (ok %v); want %q", body, got, ok, want)
+		if _, got, twice, ok := members([]byte(body)); got != want || !twice || !ok {
+			t.Errorf("members(%s) names %q twice (%v, ok %v); want %q", body, got, twice, ok, want)
 		}
+	}
+	if _, got, twice, ok := members([]byte(`{"a":1,"b":{"a":2},"c":[{"a":1},{"a":2}]}`)); twice || !ok {
+		t.Errorf("keys repeated only in other objects: %q named twice (ok %v)", got, ok)
 	}
 	forEachEngine(t, testConfig(), func(t *testing.T, e *env) {
 		if s := e.serveChecked("/v2/rtp", []byte(`{"alias":"37369112221","alias":"37369112222"}`), "application/json"); s != 400 {
 			t.Errorf("RTP create with a duplicate key: %d", s)
+		}
+		// Refused as ambiguous, before any field is read.
+		if r := e.as("POST", "/v2/rtp", `{"":1,"":2}`); r.status != 400 || r.str("errors.0.errorArgs.error") != "the key '' appears twice in one object" {
+			t.Errorf("RTP create with the empty key twice: %d %s", r.status, r.body)
 		}
 	})
 }
