@@ -164,7 +164,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	for range worker.DeliveryLoops {
 		loop("delivery", worker.DeliveryInterval, callbacksWake, worker.DeliveryBatch, delivery.RunOnce)
 	}
-	loop("expiry", worker.ExpiryInterval, nil, 500, worker.Paced(500, 3, (&worker.Expiry{Store: store, Clock: clock}).RunOnce))
+	eb := worker.ExpiryBatch(store.Engine())
+	loop("expiry", worker.ExpiryInterval, nil, eb, worker.Paced(eb, 3, (&worker.Expiry{Store: store, Clock: clock, Batch: eb}).RunOnce))
 	loop("tokens", worker.TokenInterval, nil, 0, (&worker.Tokens{Store: store, Clock: clock}).RunOnce)
 	if c.Retention > 0 {
 		loop("retention", worker.RetentionInterval, nil, 0, (&worker.Retention{Store: store, Clock: clock, Keep: c.Retention}).RunOnce)

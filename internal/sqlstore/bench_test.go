@@ -1,6 +1,7 @@
 package sqlstore_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -122,4 +123,36 @@ func benchStore(b *testing.B, engine string) *sqlstore.Store {
 	}
 	s, _ := storetest.Postgres(b)
 	return s
+}
+
+// BenchmarkExpireRTPs is one expiry transaction over a backlog of overdue
+// RTPs, by batch size: on SQLite every API write waits behind it, so its
+// time per op is how long the expiry loop holds the writer (worker.ExpiryBatch):
+// go test -run '^$' -bench ExpireRTPs -benchtime 20x ./internal/sqlstore/
+func BenchmarkExpireRTPs(b *testing.B) {
+	for _, engine := range []string{"sqlite", "postgres"} {
+		for _, batch := range []int{100, 500} {
+			b.Run(fmt.Sprintf("%s/batch=%d", engine, batch), func(b *testing.B) {
+				s := benchStore(b, engine)
+				c, err := s.CreateMerchant(ctx, sqlstore.MerchantOptions{Name: "b"}, storetest.Epoch)
+				if err != nil {
+					b.Fatal(err)
+				}
+				// Deadlines 1–1,000 hours after creation; 3 in 7 open.
+				if err := s.SeedRTPs(ctx, []string{c.MerchantID}, 100_000, storetest.Epoch); err != nil {
+					b.Fatal(err)
+				}
+				later := storetest.Epoch.Add(2000 * time.Hour)
+				moved := 0
+				for b.Loop() {
+					n, err := s.ExpireRTPs(ctx, later, batch)
+					if err != nil || n == 0 {
+						b.Fatalf("expired %d after %d: %v (the backlog ran out: fewer iterations)", n, moved, err)
+					}
+					moved += int(n)
+				}
+				b.ReportMetric(float64(moved)/float64(b.N), "rtps/op")
+			})
+		}
+	}
 }

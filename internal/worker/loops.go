@@ -13,13 +13,28 @@ import (
 type Expiry struct {
 	Store *sqlstore.Store
 	Clock payd.Clock
-	Batch int // default 500
+	Batch int // per kind of object and transaction; default ExpiryBatch(the store's engine)
+}
+
+// ExpiryBatch is how many overdue objects of a kind (RTPs: of each open
+// status) one expiry transaction moves. SQLite's writes share one
+// connection, and every API write waits behind that transaction: with 500
+// it held the writer 120 ms, with 100 it holds it 31 ms
+// (BenchmarkExpireRTPs, a backlog of 100,000 seeded RTPs). Under Paced the
+// loop takes the same share of the writer either way; the smaller batch
+// clears a backlog about a fifth slower, in waits a quarter as long.
+// PostgreSQL's expiry locks only the rows it moves, so it keeps 500.
+func ExpiryBatch(e sqlstore.Engine) int {
+	if e == sqlstore.SQLite {
+		return 100
+	}
+	return 500
 }
 
 // RunOnce expires one batch.
 func (e *Expiry) RunOnce(ctx context.Context) (int, error) {
 	if e.Batch == 0 {
-		e.Batch = 500
+		e.Batch = ExpiryBatch(e.Store.Engine())
 	}
 	now := e.Clock.Now()
 	ctx = payd.WithCause(ctx, payd.CauseExpiry)

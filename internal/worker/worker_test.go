@@ -345,3 +345,48 @@ func TestRetentionPrunesOnlyWhatIsOldAndDone(t *testing.T) {
 		}
 	})
 }
+
+// TestExpiryBatchFollowsTheEngine: an expiry pass over a backlog moves at
+// most ExpiryBatch RTPs of each open status, 100 on SQLite (whose API
+// writes wait behind it), and the passes together move every overdue RTP
+// once.
+func TestExpiryBatchFollowsTheEngine(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
+		engine := s.Engine()
+		c, err := s.CreateMerchant(ctx, sqlstore.MerchantOptions{Name: "m"}, storetest.Epoch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 1,400 RTPs with deadlines 1–1,000 hours after creation, 3 in 7 open.
+		if err := s.SeedRTPs(ctx, []string{c.MerchantID}, 1400, storetest.Epoch); err != nil {
+			t.Fatal(err)
+		}
+		e := &Expiry{Store: s, Clock: payd.NewFakeClock(storetest.Epoch.Add(2000 * time.Hour))}
+		batch := ExpiryBatch(s.Engine())
+		if want := map[sqlstore.Engine]int{sqlstore.SQLite: 100, sqlstore.Postgres: 500}[engine]; batch != want {
+			t.Fatalf("%s: batch %d, want %d", engine, batch, want)
+		}
+		total, passes := 0, 0
+		for {
+			n, err := e.RunOnce(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n == 0 {
+				break
+			}
+			if n > 2*batch {
+				t.Fatalf("a pass moved %d RTPs, more than %d of each open status", n, batch)
+			}
+			total += n
+			passes++
+		}
+		// j%7 picks the status: 0 and 1 Active, 6 Created.
+		if total != 600 {
+			t.Fatalf("%d RTPs expired, want the 600 open ones", total)
+		}
+		if want := map[sqlstore.Engine]int{sqlstore.SQLite: 4, sqlstore.Postgres: 1}[engine]; passes != want {
+			t.Fatalf("%s: %d passes, want %d", engine, passes, want)
+		}
+	})
+}
