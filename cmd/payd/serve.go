@@ -126,7 +126,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Sandbox: c.sandbox(), PublicURL: c.PublicURL, TokenTTL: c.TokenTTL, MaxBodyBytes: c.MaxBodyBytes,
 		AllowHTTPURLs: c.AllowHTTPURLs, TokenRateClient: c.TokenRateClient, TokenRateAddr: c.TokenRateAddr,
 		RefundDelay: c.RefundDelay, CheckoutLife: c.CheckoutLife, Currencies: c.Currencies, Version: version,
-		MaxInFlight: c.MaxInFlight, QueueWait: c.QueueWait,
+		MaxInFlight: c.MaxInFlight, QueueWait: c.QueueWait, AccessLog: httpapi.NewAccessLog(logOut, c.LogFormat == "json"),
 	}, store, clock, log, pages)
 
 	srv := &http.Server{

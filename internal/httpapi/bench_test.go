@@ -1,6 +1,9 @@
 package httpapi
 
 import (
+	"io"
+	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -31,5 +34,42 @@ func BenchmarkDecodeRTPCreate(b *testing.B) {
 		if err := in.Validate(now, payd.URLRules{}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkRTPGetHandler is payd's own work for GET /v2/rtp/{id} on SQLite
+// (rtp-get without the network): the access log and metrics, the cached
+// authentication, the RTP cache's read and the response; the access line
+// written by slog's text handler or by AccessLog (as payd serve does).
+// go test -run '^$' -bench RTPGetHandler -benchmem ./internal/httpapi/
+func BenchmarkRTPGetHandler(b *testing.B) {
+	for _, access := range []string{"slog", "accesslog"} {
+		b.Run(access, func(b *testing.B) {
+			s, _ := storetest.SQLite(b)
+			cfg := testConfig()
+			if access == "accesslog" {
+				cfg.AccessLog = NewAccessLog(io.Discard, false)
+			}
+			e := newEnv(b, s, cfg)
+			listening := make(chan struct{}, 1)
+			go s.ListenAuth(b.Context(), slog.New(slog.NewTextHandler(io.Discard, nil)), func() {
+				select {
+				case listening <- struct{}{}:
+				default:
+				}
+			})
+			<-listening
+			id := e.createRTP(nil)
+			req := httptest.NewRequest("GET", "/v2/rtp/"+id, nil)
+			req.Header.Set("Authorization", "Bearer "+e.token)
+			b.ReportAllocs()
+			for b.Loop() {
+				w := httptest.NewRecorder()
+				e.api.ServeHTTP(w, req)
+				if w.Code != http.StatusOK {
+					b.Fatal(w.Code, w.Body.String())
+				}
+			}
+		})
 	}
 }

@@ -128,21 +128,21 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			d := time.Since(start)
 			s.metrics.requests.WithLabelValues(route, status).Inc()
 			s.metrics.latency.WithLabelValues(route, status).Observe(d.Seconds())
-			attrs := []slog.Attr{
-				slog.String("request_id", id), slog.String("method", r.Method), slog.String("path", r.URL.Path),
-				slog.String("route", route), slog.Int("status", sw.status), slog.Duration("duration", d),
+			h := s.log.Handler()
+			if !h.Enabled(r.Context(), slog.LevelInfo) {
+				return
 			}
+			e := accessEntry{at: time.Now(), requestID: id, method: r.Method, path: r.URL.Path, route: route, status: sw.status, duration: d}
 			if m := merchantFrom(r.Context()); m != nil {
-				attrs = append(attrs, slog.String("merchant_id", m.ID))
+				e.merchantID = m.ID
+			}
+			if s.cfg.AccessLog != nil && s.cfg.AccessLog.write(&e) {
+				return
 			}
 			// The handler directly: Logger.LogAttrs would also walk the
 			// stack for a caller the handler does not print (1.5% of payd's
 			// CPU serving rtp-get).
-			if h := s.log.Handler(); h.Enabled(r.Context(), slog.LevelInfo) {
-				rec := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
-				rec.AddAttrs(attrs...)
-				h.Handle(r.Context(), rec)
-			}
+			h.Handle(r.Context(), e.record())
 		}()
 		next.ServeHTTP(sw, r)
 	})

@@ -33,6 +33,9 @@ type Config struct {
 	MaxInFlight     int           // API requests served at once; more wait (default 64)
 	QueueLength     int           // requests that may wait for a slot (default 1024)
 	QueueWait       time.Duration // how long one may wait before 503 90009 (default 2s)
+	// AccessLog writes the access lines straight into the log's writer
+	// (accesslog.go); nil: through the logger.
+	AccessLog *AccessLog
 }
 
 // Defaults fills the zero fields of c with the contract's defaults.
