@@ -33,12 +33,19 @@ type server struct {
 // it listens.
 func startServer(t *testing.T, env map[string]string) *server {
 	t.Helper()
+	return startServerLogging(t, env, io.Discard)
+}
+
+// startServerLogging is startServer with the server's log going to stderr,
+// complete once the server has shut down.
+func startServerLogging(t *testing.T, env map[string]string, stderr io.Writer) *server {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	s := &server{done: make(chan int, 1), stop: cancel}
 	getenv := withTestKey(env)
 	go func() {
-		code := run(ctx, []string{"serve", "--addr", "127.0.0.1:0"}, getenv, pw, io.Discard)
+		code := run(ctx, []string{"serve", "--addr", "127.0.0.1:0"}, getenv, pw, stderr)
 		pw.Close()
 		s.done <- code
 	}()
@@ -517,5 +524,39 @@ func TestListOutput(t *testing.T) {
 	if lines := strings.Split(strings.TrimSpace(b.String()), "\n"); len(lines) != 2 || !strings.HasPrefix(lines[0], "MERCHANT  NAME  ACTIVE") ||
 		!strings.HasPrefix(lines[1], "01a1fd38  Shop  true") {
 		t.Errorf("table:\n%s", b.String())
+	}
+}
+
+// TestAccessLinesFollowLogFormat: payd serve writes each request's access
+// line in the log's format, beside its other lines: with
+// PAYD_LOG_FORMAT=json every line is a JSON object.
+func TestAccessLinesFollowLogFormat(t *testing.T) {
+	for _, format := range []string{"text", "json"} {
+		t.Run(format, func(t *testing.T) {
+			var logs bytes.Buffer
+			env := map[string]string{"PAYD_DATABASE_URL": "sqlite:" + filepath.Join(t.TempDir(), "payd.db"), "PAYD_LOG_FORMAT": format}
+			s := startServerLogging(t, env, &logs)
+			if status, _ := get(t, s.base+"/v2/rtp?count=1&offset=0", "bad-token"); status != 401 {
+				t.Fatalf("bad token: %d", status)
+			}
+			s.shutdown(t)
+			var access []string
+			for _, line := range strings.Split(strings.TrimSuffix(logs.String(), "\n"), "\n") {
+				if format == "json" {
+					var v map[string]any
+					if err := json.Unmarshal([]byte(line), &v); err != nil {
+						t.Fatalf("not a JSON line: %q", line)
+					}
+					if v["msg"] == "request" && v["route"] == "GET /v2/rtp" && v["status"] == 401.0 {
+						access = append(access, line)
+					}
+				} else if strings.Contains(line, ` msg=request `) && strings.Contains(line, ` route="GET /v2/rtp" status=401 `) {
+					access = append(access, line)
+				}
+			}
+			if len(access) != 1 {
+				t.Fatalf("%d access lines for the request in:\n%s", len(access), logs.String())
+			}
+		})
 	}
 }

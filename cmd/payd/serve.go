@@ -24,11 +24,16 @@ import (
 	"payd/internal/worker"
 )
 
-func newLogger(c *config, w io.Writer) *slog.Logger {
-	if c.LogFormat == "json" {
-		return slog.New(slog.NewJSONHandler(w, nil))
+// newLogger returns the server's logger and the access log that writes, to
+// the same writer, the lines its handler would (httpapi.AccessLog): the
+// format is chosen here once for both.
+func newLogger(c *config, w io.Writer) (*slog.Logger, *httpapi.AccessLog) {
+	json := c.LogFormat == "json"
+	h := slog.Handler(slog.NewTextHandler(w, nil))
+	if json {
+		h = slog.NewJSONHandler(w, nil)
 	}
-	return slog.New(slog.NewTextHandler(w, nil))
+	return slog.New(h), httpapi.NewAccessLog(w, json)
 }
 
 // loopStartDelay is how long the background loops wait after the server
@@ -79,7 +84,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	tuneGC(os.Getenv) // the runtime reads the process's own environment, not getenv's
 	logOut := newBufferedLog(stderr)
 	defer logOut.Close()
-	log := newLogger(c, logOut)
+	log, access := newLogger(c, logOut)
 	clock := payd.SystemClock{}
 	store, err := openStore(ctx, c, clock, stderr)
 	if err != nil {
@@ -126,7 +131,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Sandbox: c.sandbox(), PublicURL: c.PublicURL, TokenTTL: c.TokenTTL, MaxBodyBytes: c.MaxBodyBytes,
 		AllowHTTPURLs: c.AllowHTTPURLs, TokenRateClient: c.TokenRateClient, TokenRateAddr: c.TokenRateAddr,
 		RefundDelay: c.RefundDelay, CheckoutLife: c.CheckoutLife, Currencies: c.Currencies, Version: version,
-		MaxInFlight: c.MaxInFlight, QueueWait: c.QueueWait, AccessLog: httpapi.NewAccessLog(logOut, c.LogFormat == "json"),
+		MaxInFlight: c.MaxInFlight, QueueWait: c.QueueWait, AccessLog: access,
 	}, store, clock, log, pages)
 
 	srv := &http.Server{
