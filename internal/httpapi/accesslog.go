@@ -95,66 +95,62 @@ func plain(s string) plainness {
 }
 
 func (a *AccessLog) appendLine(b []byte, e *accessEntry) ([]byte, bool) {
-	strs := [...]struct{ key, val string }{
-		{"request_id", e.requestID}, {"method", e.method}, {"path", e.path}, {"route", e.route},
+	type attr struct {
+		key, val string
+		p        plainness
 	}
-	var kinds [len(strs)]plainness
-	for i, s := range strs {
-		if kinds[i] = plain(s.val); kinds[i] == escaped {
+	strs := [...]attr{{key: "request_id", val: e.requestID}, {key: "method", val: e.method}, {key: "path", val: e.path},
+		{key: "route", val: e.route}, {key: "merchant_id", val: e.merchantID}}
+	n := len(strs)
+	if e.merchantID == "" {
+		n-- // not logged
+	}
+	for i := range strs[:n] {
+		if strs[i].p = plain(strs[i].val); strs[i].p == escaped {
 			return b, false
 		}
-	}
-	if e.merchantID != "" && plain(e.merchantID) != bare {
-		return b, false
 	}
 	t := e.at.Round(0) // as slog keeps a record's time
 	if y := t.Year(); y < 0 || y >= 10000 {
 		return b, false
 	}
-	if a.json {
-		b = append(b, `{"time":"`...)
-		b = t.AppendFormat(b, time.RFC3339Nano)
-		b = append(b, `","level":"INFO","msg":"request"`...)
-		for _, s := range strs {
-			b = append(b, `,"`...)
-			b = append(b, s.key...)
-			b = append(b, `":"`...)
-			b = append(b, s.val...)
+	str := func(s attr) {
+		if a.json {
+			b = append(append(append(append(b, `,"`...), s.key...), `":"`...), s.val...)
 			b = append(b, '"')
+			return
 		}
-		b = append(b, `,"status":`...)
-		b = strconv.AppendInt(b, int64(e.status), 10)
-		b = append(b, `,"duration":`...)
-		b = strconv.AppendInt(b, int64(e.duration), 10)
-		if e.merchantID != "" {
-			b = append(b, `,"merchant_id":"`...)
-			b = append(b, e.merchantID...)
-			b = append(b, '"')
-		}
-		return append(b, "}\n"...), true
-	}
-	b = append(b, "time="...)
-	b = appendRFC3339Millis(b, t)
-	b = append(b, " level=INFO msg=request"...)
-	for i, s := range strs {
-		b = append(b, ' ')
-		b = append(b, s.key...)
-		b = append(b, '=')
-		if kinds[i] == spaced {
-			b = append(b, '"')
-			b = append(b, s.val...)
-			b = append(b, '"')
+		b = append(append(append(b, ' '), s.key...), '=')
+		if s.p == spaced {
+			b = append(append(append(b, '"'), s.val...), '"')
 		} else {
 			b = append(b, s.val...)
 		}
 	}
-	b = append(b, " status="...)
-	b = strconv.AppendInt(b, int64(e.status), 10)
-	b = append(b, " duration="...)
-	b = append(b, e.duration.String()...)
-	if e.merchantID != "" {
-		b = append(b, " merchant_id="...)
-		b = append(b, e.merchantID...)
+	if a.json {
+		b = append(b, `{"time":"`...)
+		b = t.AppendFormat(b, time.RFC3339Nano)
+		b = append(b, `","level":"INFO","msg":"request"`...)
+	} else {
+		b = append(b, "time="...)
+		b = appendRFC3339Millis(b, t)
+		b = append(b, " level=INFO msg=request"...)
+	}
+	for _, s := range strs[:4] {
+		str(s)
+	}
+	if a.json {
+		b = strconv.AppendInt(append(b, `,"status":`...), int64(e.status), 10)
+		b = strconv.AppendInt(append(b, `,"duration":`...), int64(e.duration), 10)
+	} else {
+		b = strconv.AppendInt(append(b, " status="...), int64(e.status), 10)
+		b = append(append(b, " duration="...), e.duration.String()...)
+	}
+	if n == len(strs) {
+		str(strs[4])
+	}
+	if a.json {
+		b = append(b, '}')
 	}
 	return append(b, '\n'), true
 }
