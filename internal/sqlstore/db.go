@@ -47,7 +47,7 @@ type Store struct {
 	wstmts  writeStmts  // SQLite
 	rtps    rtpReader   // PostgreSQL
 	inserts rtpInserter // PostgreSQL
-	refs    refs        // PostgreSQL: payment references drawn ahead
+	refs    refs        // payment references drawn ahead
 	// notify is called after a transaction that queued callbacks or
 	// refunds commits, so the background loops can start at once.
 	notify func()
@@ -234,6 +234,9 @@ type tx struct {
 	// binding one anew (sql.Tx.StmtContext) each time was 2-3% of the
 	// writer's time in rtp-flow.
 	bound map[string]*sql.Stmt
+	// drewRefs: SQLite, this transaction (or, when shared, this use
+	// case) drew a block of payment references (payment.go).
+	drewRefs bool
 }
 
 // unabandoned is the context a statement runs under. In a transaction use
@@ -346,11 +349,14 @@ func (s *Store) soloTx(ctx context.Context, f func(*tx) error) error {
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	if err := f(&tx{s: s, tx: sqlTx}); err != nil {
+	t := &tx{s: s, tx: sqlTx}
+	if err := f(t); err != nil {
 		sqlTx.Rollback()
+		t.forgetDrawn()
 		return err
 	}
 	if err := s.commit(sqlTx); err != nil {
+		t.forgetDrawn()
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil

@@ -90,6 +90,16 @@ func (s *Store) runBatch(batch []writeJob) {
 		return
 	}
 	t := &tx{s: s, tx: sqlTx, shared: true}
+	// A block of payment references drawn by a use case is undone with its
+	// savepoint, and by any use case's with the whole transaction's
+	// rollback (payment.go).
+	drew := false
+	abort := func(err error) {
+		sqlTx.Rollback()
+		t.drewRefs = t.drewRefs || drew
+		t.forgetDrawn()
+		fail(err)
+	}
 	results := make([]error, len(batch))
 	for i, j := range batch {
 		if err := j.ctx.Err(); err != nil {
@@ -98,23 +108,26 @@ func (s *Store) runBatch(batch []writeJob) {
 		}
 		// Through t: prepared once, like the use cases' writes (writeStmts).
 		if _, err := t.exec(context.Background(), "SAVEPOINT uc"); err != nil {
-			sqlTx.Rollback()
-			fail(fmt.Errorf("savepoint: %w", err))
+			abort(fmt.Errorf("savepoint: %w", err))
 			return
 		}
+		t.drewRefs = false
 		results[i] = j.f(t)
 		undo := "RELEASE uc"
 		if results[i] != nil {
 			undo = "ROLLBACK TO uc; RELEASE uc"
 		}
 		if _, err := t.exec(context.Background(), undo); err != nil {
-			sqlTx.Rollback()
-			fail(fmt.Errorf("savepoint: %w", err))
+			abort(fmt.Errorf("savepoint: %w", err))
 			return
 		}
+		if results[i] != nil {
+			t.forgetDrawn()
+		}
+		drew = drew || t.drewRefs
 	}
 	if err := s.commit(sqlTx); err != nil {
-		fail(fmt.Errorf("commit: %w", err))
+		abort(fmt.Errorf("commit: %w", err))
 		return
 	}
 	for i, j := range batch {

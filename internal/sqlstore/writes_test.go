@@ -136,11 +136,10 @@ func TestWritesSentTogether(t *testing.T) {
 }
 
 // TestReferencesUniqueAcrossInstances: payment reference numbers, drawn in
-// blocks on PostgreSQL (payment.go), are never handed to two committed
-// transactions when two instances on one database draw them concurrently,
-// across many blocks, with some transactions rolling back among them (on
-// SQLite a rolled-back draw is undone and the number drawn again; on
-// PostgreSQL it stays spent).
+// blocks (payment.go), are never handed to two committed transactions when
+// two instances on one database draw them concurrently, across many
+// blocks, with some transactions rolling back among them (a number a
+// rolled-back transaction took stays spent).
 func TestReferencesUniqueAcrossInstances(t *testing.T) {
 	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, url string) {
 		other, err := sqlstore.Open(url)
@@ -188,6 +187,96 @@ func TestReferencesUniqueAcrossInstances(t *testing.T) {
 		wg.Wait()
 		if len(seen) != 6*54 {
 			t.Errorf("%d distinct references of %d", len(seen), 6*54)
+		}
+	})
+}
+
+// TestReferenceBlockUndoneWithItsDrawer: on SQLite a block of references
+// is drawn by an update of the counters row in the drawing use case's
+// transaction, so a rollback undoes the draw. Here every use case that
+// drew a block rolls back the first time, concurrently, so that many of
+// them share a transaction and roll back to their savepoint within it
+// (group.go). If a rolled-back draw's block stayed in memory, the next
+// draw would hand out its numbers a second time. On PostgreSQL the
+// sequence's numbers stay spent; the same uniqueness holds. A store opened
+// afterwards, as after a restart, draws above every committed number.
+func TestReferenceBlockUndoneWithItsDrawer(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, url string) {
+		pg := strings.HasPrefix(url, "postgres")
+		var mu sync.Mutex
+		seen := map[int64]bool{}
+		undone := map[int64]bool{} // first numbers of blocks whose draw was rolled back
+		var top int64
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for committed := 0; committed < 100; {
+					var v int64
+					err := s.InWriteTx(ctx, func(w sqlstore.WriteTx) (err error) {
+						if v, err = w.NextReference(ctx); err != nil {
+							return err
+						}
+						mu.Lock()
+						defer mu.Unlock()
+						if v%64 == 1 && !undone[v] {
+							undone[v] = true
+							return errors.New("roll back the draw")
+						}
+						return nil
+					})
+					if err != nil && err.Error() == "roll back the draw" {
+						continue
+					}
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					if seen[v] || v <= 0 {
+						t.Errorf("reference %d handed out twice", v)
+					}
+					seen[v] = true
+					top = max(top, v)
+					mu.Unlock()
+					committed++
+				}
+			}()
+		}
+		wg.Wait()
+		if len(seen) != 800 {
+			t.Errorf("%d distinct references committed, want 800", len(seen))
+		}
+		if len(undone) < 800/64 {
+			t.Errorf("%d draws rolled back; the test wants one per block", len(undone))
+		}
+		if !pg {
+			// An undone draw is drawn again: its first number is committed
+			// the second time, and the 800 numbers leave no gap.
+			for v := range undone {
+				if v <= top && !seen[v] {
+					t.Errorf("reference %d: its block's draw was rolled back and not drawn again", v)
+				}
+			}
+			if top != 800 {
+				t.Errorf("highest reference %d, want 800 (no gaps on one SQLite instance)", top)
+			}
+		}
+		again, err := sqlstore.Open(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer again.Close()
+		var v int64
+		if err := again.InWriteTx(ctx, func(w sqlstore.WriteTx) (err error) {
+			v, err = w.NextReference(ctx)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if v <= top {
+			t.Errorf("a store opened afterwards drew %d, not above the committed %d", v, top)
 		}
 	})
 }
