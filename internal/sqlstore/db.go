@@ -352,11 +352,11 @@ func (s *Store) soloTx(ctx context.Context, f func(*tx) error) error {
 	t := &tx{s: s, tx: sqlTx}
 	if err := f(t); err != nil {
 		sqlTx.Rollback()
-		t.forgetDrawn()
+		t.undoDraw()
 		return err
 	}
 	if err := s.commit(sqlTx); err != nil {
-		t.forgetDrawn()
+		t.undoDraw()
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil

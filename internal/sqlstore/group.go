@@ -90,14 +90,11 @@ func (s *Store) runBatch(batch []writeJob) {
 		return
 	}
 	t := &tx{s: s, tx: sqlTx, shared: true}
-	// A block of payment references drawn by a use case is undone with its
-	// savepoint, and by any use case's with the whole transaction's
-	// rollback (payment.go).
-	drew := false
+	// A block of payment references a use case drew is undone with its
+	// savepoint, and with the whole transaction (payment.go).
 	abort := func(err error) {
 		sqlTx.Rollback()
-		t.drewRefs = t.drewRefs || drew
-		t.forgetDrawn()
+		s.refs.forget()
 		fail(err)
 	}
 	results := make([]error, len(batch))
@@ -122,9 +119,8 @@ func (s *Store) runBatch(batch []writeJob) {
 			return
 		}
 		if results[i] != nil {
-			t.forgetDrawn()
+			t.undoDraw()
 		}
-		drew = drew || t.drewRefs
 	}
 	if err := s.commit(sqlTx); err != nil {
 		abort(fmt.Errorf("commit: %w", err))

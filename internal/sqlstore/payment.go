@@ -62,49 +62,53 @@ func (t *tx) nextSequence(ctx context.Context) (int64, error) {
 
 const refBlock = 64
 
-// refs are sequence numbers drawn ahead: free on PostgreSQL; from to
-// limit, inclusive, on SQLite.
+// refs are sequence numbers drawn ahead.
 type refs struct {
-	mu          sync.Mutex
-	free        []int64
-	from, limit int64
+	mu       sync.Mutex
+	free     []int64 // PostgreSQL
+	at, left int64   // SQLite: the block's next number and how many remain
 }
 
 // nextSQLite hands out the next number of the block drawn from the
 // counters row. The draw is an update in the caller's transaction, so it
 // is undone if that transaction, or the use case's savepoint within a
 // shared one (group.go), rolls back: the tx notes the draw, and the
-// rollback forgets the block (forgetDrawn), lest its numbers be handed out
-// again by the next draw. SQLite's writes run one at a time (group.go), so
+// rollback forgets the block (undoDraw, forget), lest its numbers be
+// handed out again by the next draw. SQLite's writes run one at a time (group.go), so
 // the lock is never waited for.
 func (r *refs) nextSQLite(ctx context.Context, t *tx) (int64, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.from == 0 || r.from > r.limit {
+	if r.left == 0 {
 		var top int64
 		err := t.queryRow(ctx, "UPDATE counters SET value = value + "+strconv.Itoa(refBlock)+" WHERE name = 'payment_ref' RETURNING value").Scan(&top)
 		if err != nil {
 			return 0, fmt.Errorf("next reference: %w", err)
 		}
-		r.from, r.limit = top-refBlock+1, top
+		r.at, r.left = top-refBlock+1, refBlock
 		t.drewRefs = true
 	}
-	v := r.from
-	r.from++
+	v := r.at
+	r.at, r.left = r.at+1, r.left-1
 	return v, nil
 }
 
-// forgetDrawn drops the SQLite block a rolled-back transaction drew: the
-// counters row no longer holds it.
-func (t *tx) forgetDrawn() {
-	if !t.drewRefs {
-		return
-	}
-	t.drewRefs = false
-	r := &t.s.refs
+// forget drops the SQLite block in memory: a rollback undid its draw, so
+// the counters row no longer holds it. Forgetting a block that did stay
+// drawn only leaves its numbers unused.
+func (r *refs) forget() {
 	r.mu.Lock()
-	r.from, r.limit = 0, 0
+	r.left = 0
 	r.mu.Unlock()
+}
+
+// undoDraw forgets the block t drew, when t (or, in a shared transaction,
+// its current use case) rolls back.
+func (t *tx) undoDraw() {
+	if t.drewRefs {
+		t.drewRefs = false
+		t.s.refs.forget()
+	}
 }
 
 func (r *refs) next(ctx context.Context, t *tx) (int64, error) {
