@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -25,38 +26,33 @@ func (s *Store) Backup(ctx context.Context, path string) error {
 }
 
 // Prune deletes, in batches of at most batch rows, what is older than
-// cutoff and no longer needed: delivered callbacks with their attempts, and
-// the rails' delivered orders and inbox records. Each batch is its own
-// short transaction, so the API never waits for a long delete. It returns
-// how many rows it deleted.
+// cutoff and no longer needed: delivered callbacks with their attempts and
+// objects, and the rails' delivered orders and inbox records. Each batch is
+// its own short transaction, so the API never waits for a long delete, and
+// reaches its rows through an index (TestPrunePlansUseIndexes), so a pass
+// with nothing to delete reads next to nothing. It returns how many rows it
+// deleted.
 func (s *Store) Prune(ctx context.Context, cutoff time.Time, batch int) (int64, error) {
-	steps := []string{
-		`DELETE FROM callback_objects WHERE callback_id IN (SELECT id FROM callbacks WHERE state = 'delivered' AND delivered_at < ?
-			AND id IN (SELECT callback_id FROM callback_objects) LIMIT ?)`,
-		`DELETE FROM callback_attempts WHERE callback_id IN (SELECT id FROM callbacks WHERE state = 'delivered' AND delivered_at < ?
-			AND id IN (SELECT callback_id FROM callback_attempts) LIMIT ?)`,
-		`DELETE FROM callbacks WHERE id IN (SELECT id FROM callbacks WHERE state = 'delivered' AND delivered_at < ?
-			AND id NOT IN (SELECT callback_id FROM callback_attempts) LIMIT ?)`,
-		`DELETE FROM rails_orders WHERE id IN (SELECT id FROM rails_orders WHERE state = 'delivered' AND delivered_at < ? LIMIT ?)`,
-		`DELETE FROM rails_inbox WHERE msg_id IN (SELECT msg_id FROM rails_inbox WHERE received_at < ? LIMIT ?)`,
+	at := ms(cutoff)
+	steps := []pruneStep{
+		{pruneCallbacksQ, []any{at, at, batch}, pruneCallbackRows},
+		{pruneOrdersQ, []any{at, batch}, []string{"DELETE FROM rails_orders WHERE id"}},
+		{pruneInboxQ, []any{at, batch}, []string{"DELETE FROM rails_inbox WHERE msg_id"}},
 	}
 	var total int64
-	for _, q := range steps {
+	for _, step := range steps {
 		for {
-			var n int64
+			var found, n int64
 			err := s.inTx(ctx, func(t *tx) error {
-				res, err := t.exec(ctx, q, ms(cutoff), batch)
-				if err != nil {
-					return err
-				}
-				n, _ = res.RowsAffected()
-				return nil
+				var err error
+				found, n, err = t.prune(ctx, step)
+				return err
 			})
 			if err != nil {
 				return total, fmt.Errorf("prune: %w", err)
 			}
 			total += n
-			if n < int64(batch) {
+			if found < int64(batch) {
 				break
 			}
 			if err := ctx.Err(); err != nil {
@@ -65,4 +61,66 @@ func (s *Store) Prune(ctx context.Context, cutoff time.Time, batch int) (int64, 
 		}
 	}
 	return total, nil
+}
+
+// A pruneStep finds a batch of rows through an index (find, with args)
+// and deletes them by key with each of deletes, children first; each
+// delete is completed by idsIn.
+type pruneStep struct {
+	find    string
+	args    []any
+	deletes []string
+}
+
+// Prune's statements, whose plans TestPrunePlansUseIndexes checks. Delivered
+// callbacks are found through callbacks_state (state, created_at): a
+// callback is delivered after it is created, so created_at < cutoff bounds
+// the range to those that may be old enough.
+const (
+	pruneCallbacksQ = `SELECT id FROM callbacks WHERE state = 'delivered' AND created_at < ? AND delivered_at < ? LIMIT ?`
+	pruneOrdersQ    = `SELECT id FROM rails_orders WHERE state = 'delivered' AND delivered_at < ? LIMIT ?`
+	pruneInboxQ     = `SELECT msg_id FROM rails_inbox WHERE received_at < ? LIMIT ?`
+)
+
+var pruneCallbackRows = []string{"DELETE FROM callback_objects WHERE callback_id", "DELETE FROM callback_attempts WHERE callback_id",
+	"DELETE FROM callbacks WHERE id"}
+
+// idsIn is the condition, and its one argument, that a column is one of
+// ids: one statement text whatever their number, so that it stays among
+// the prepared statements.
+func (s *Store) idsIn(ids []string) (string, any, error) {
+	if s.engine == Postgres {
+		return " = ANY(?)", ids, nil
+	}
+	b, err := json.Marshal(ids)
+	return " IN (SELECT value FROM json_each(?))", string(b), err
+}
+
+// prune runs one batch of st and returns how many rows it found and how
+// many it deleted in all. On PostgreSQL the rows found are locked first,
+// so that a change made meanwhile (a replay makes a delivered callback
+// pending) either waits and finds the row gone or keeps it.
+func (t *tx) prune(ctx context.Context, st pruneStep) (int64, int64, error) {
+	rows, err := t.query(ctx, st.find+t.s.skipLocked(), st.args...)
+	if err != nil {
+		return 0, 0, err
+	}
+	keys, err := scanAll(rows, func(sc scanner) (k string, err error) { return k, sc.Scan(&k) })
+	if err != nil || len(keys) == 0 {
+		return 0, 0, err
+	}
+	in, list, err := t.s.idsIn(keys)
+	if err != nil {
+		return 0, 0, err
+	}
+	var deleted int64
+	for _, q := range st.deletes {
+		res, err := t.exec(ctx, q+in, list)
+		if err != nil {
+			return 0, 0, err
+		}
+		n, _ := res.RowsAffected()
+		deleted += n
+	}
+	return int64(len(keys)), deleted, nil
 }

@@ -250,3 +250,79 @@ func openPostgresForPlans(t *testing.T) *Store {
 	}
 	return s
 }
+
+// TestPrunePlansUseIndexes: each statement of a retention pass (Prune)
+// reaches its rows through the index named, never by reading a whole table
+// or index. On SQLite the pass runs in the one writer that every write
+// waits for: reading every delivered callback and every object row there
+// stopped writes for about a second per 300,000 callbacks.
+func TestPrunePlansUseIndexes(t *testing.T) {
+	onBothEngines(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		conn, err := s.r.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		explain, whole := "EXPLAIN QUERY PLAN ", sqliteReadsWhole
+		pk := func(table string) string { return "sqlite_autoindex_" + table + "_1" }
+		if s.engine == Postgres {
+			explain, whole = "EXPLAIN ", postgresReadsWhole
+			pk = func(table string) string { return table + "_pkey" }
+			if _, err := conn.ExecContext(ctx, "SET enable_seqscan = off"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		in, list, err := s.idsIn([]string{"k1", "k2"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			what, q string
+			args    []any
+			index   string // and, for the delivered callbacks, the bound of its range
+		}{
+			// created_at bounds the range read: with state alone it is every delivered callback.
+			{"delivered callbacks", pruneCallbacksQ, []any{1, 1, 500}, "callbacks_state (state=? AND created_at<?)"},
+			{"their objects", pruneCallbackRows[0] + in, []any{list}, "callback_objects_callback"},
+			{"their attempts", pruneCallbackRows[1] + in, []any{list}, pk("callback_attempts")},
+			{"the callbacks", pruneCallbackRows[2] + in, []any{list}, pk("callbacks")},
+			{"delivered rails orders", pruneOrdersQ, []any{1, 500}, "rails_orders_delivered"},
+			{"the orders", "DELETE FROM rails_orders WHERE id" + in, []any{list}, pk("rails_orders")},
+			{"old rails inbox", pruneInboxQ, []any{1, 500}, "rails_inbox_received"},
+			{"the inbox records", "DELETE FROM rails_inbox WHERE msg_id" + in, []any{list}, pk("rails_inbox")},
+		} {
+			index := c.index
+			if s.engine == Postgres {
+				index = strings.Replace(index, " (state=? AND created_at<?)", " on callbacks  (cost", 1)
+			}
+			checkPlan(t, s, conn, explain, c.what, c.q, c.args, func(plan string) bool {
+				bounded := s.engine == SQLite || c.what != "delivered callbacks" || strings.Contains(plan, "AND (created_at <")
+				return strings.Contains(plan, index) && bounded && !whole(plan)
+			})
+		}
+	})
+}
+
+// sqliteReadsWhole: a SQLite plan reads a whole table or index (SCAN;
+// json_each's argument aside).
+func sqliteReadsWhole(plan string) bool {
+	return regexp.MustCompile(`SCAN (callbacks|callback_objects|callback_attempts|rails_orders|rails_inbox)\b`).MatchString(plan)
+}
+
+// postgresReadsWhole: a PostgreSQL plan has a sequential scan, or an index
+// scan whose next line gives it no condition (it reads the whole index).
+func postgresReadsWhole(plan string) bool {
+	lines := strings.Split(plan, "\n")
+	for i, l := range lines {
+		if strings.Contains(l, "Seq Scan") {
+			return true
+		}
+		if strings.Contains(l, "Index Scan") || strings.Contains(l, "Index Only Scan") {
+			if i+1 == len(lines) || !strings.Contains(lines[i+1], "Index Cond:") {
+				return true
+			}
+		}
+	}
+	return false
+}
