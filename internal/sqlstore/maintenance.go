@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -84,17 +83,6 @@ const (
 
 var pruneCallbackRows = []string{"DELETE FROM callback_objects WHERE callback_id", "DELETE FROM callback_attempts WHERE callback_id",
 	"DELETE FROM callbacks WHERE id"}
-
-// idsIn is the condition, and its one argument, that a column is one of
-// ids: one statement text whatever their number, so that it stays among
-// the prepared statements.
-func (s *Store) idsIn(ids []string) (string, any, error) {
-	if s.engine == Postgres {
-		return " = ANY(?)", ids, nil
-	}
-	b, err := json.Marshal(ids)
-	return " IN (SELECT value FROM json_each(?))", string(b), err
-}
 
 // prune runs one batch of st and returns how many rows it found and how
 // many it deleted in all. On PostgreSQL the rows found are locked first,

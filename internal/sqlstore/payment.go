@@ -54,61 +54,15 @@ func scanPayment(sc scanner) (*payd.Payment, error) {
 // instance leaves the rest of its block unused, and so does a transaction
 // that rolls back after taking a number.
 func (t *tx) nextSequence(ctx context.Context) (int64, error) {
-	if t.s.engine == Postgres {
-		return t.s.refs.next(ctx, t)
-	}
-	return t.s.refs.nextSQLite(ctx, t)
+	return t.s.refs.next(ctx, t)
 }
 
 const refBlock = 64
 
-// refs are sequence numbers drawn ahead.
+// refs are sequence numbers drawn ahead, lowest first.
 type refs struct {
-	mu       sync.Mutex
-	free     []int64 // PostgreSQL
-	at, left int64   // SQLite: the block's next number and how many remain
-}
-
-// nextSQLite hands out the next number of the block drawn from the
-// counters row. The draw is an update in the caller's transaction, so it
-// is undone if that transaction, or the use case's savepoint within a
-// shared one (group.go), rolls back: the tx notes the draw, and the
-// rollback forgets the block (undoDraw, forget), lest its numbers be
-// handed out again by the next draw. SQLite's writes run one at a time (group.go), so
-// the lock is never waited for.
-func (r *refs) nextSQLite(ctx context.Context, t *tx) (int64, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.left == 0 {
-		var top int64
-		err := t.queryRow(ctx, "UPDATE counters SET value = value + "+strconv.Itoa(refBlock)+" WHERE name = 'payment_ref' RETURNING value").Scan(&top)
-		if err != nil {
-			return 0, fmt.Errorf("next reference: %w", err)
-		}
-		r.at, r.left = top-refBlock+1, refBlock
-		t.drewRefs = true
-	}
-	v := r.at
-	r.at, r.left = r.at+1, r.left-1
-	return v, nil
-}
-
-// forget drops the SQLite block in memory: a rollback undid its draw, so
-// the counters row no longer holds it. Forgetting a block that did stay
-// drawn only leaves its numbers unused.
-func (r *refs) forget() {
-	r.mu.Lock()
-	r.left = 0
-	r.mu.Unlock()
-}
-
-// undoDraw forgets the block t drew, when t (or, in a shared transaction,
-// its current use case) rolls back.
-func (t *tx) undoDraw() {
-	if t.drewRefs {
-		t.drewRefs = false
-		t.s.refs.forget()
-	}
+	mu   sync.Mutex
+	free []int64
 }
 
 func (r *refs) next(ctx context.Context, t *tx) (int64, error) {
@@ -120,26 +74,66 @@ func (r *refs) next(ctx context.Context, t *tx) (int64, error) {
 		return v, nil
 	}
 	r.mu.Unlock()
-	// Drawn in the caller's transaction: another connection could wait
-	// for one of the pool's, all held by transactions waiting here. A
-	// sequence's numbers stay drawn when the transaction rolls back.
-	rows, err := t.query(ctx, "SELECT nextval('payment_ref_seq') FROM generate_series(1, "+strconv.Itoa(refBlock)+")")
-	if err != nil {
-		return 0, fmt.Errorf("next reference: %w", err)
-	}
-	drawn, err := scanAll(rows, func(sc scanner) (int64, error) {
-		var v int64
-		return v, sc.Scan(&v)
-	})
+	drawn, err := t.drawRefs(ctx)
 	if err != nil || len(drawn) == 0 {
 		return 0, fmt.Errorf("next reference: %w (%d drawn)", err, len(drawn))
 	}
 	slices.Sort(drawn)
 	r.mu.Lock()
 	r.free = append(r.free, drawn[1:]...)
-	slices.Sort(r.free) // another transaction may have drawn a block meanwhile
+	slices.Sort(r.free) // PostgreSQL: another transaction may have drawn a block meanwhile
 	r.mu.Unlock()
 	return drawn[0], nil
+}
+
+// drawRefs draws a block of refBlock numbers in t.
+//
+// On PostgreSQL from the sequence: drawn in the caller's transaction
+// (another connection could wait for one of the pool's, all held by
+// transactions waiting here), and a sequence's numbers stay drawn when the
+// transaction rolls back.
+//
+// On SQLite by an update of the counters row, which a rollback undoes: t
+// notes the draw, and the rollback of t, or of its use case's savepoint
+// within a shared transaction (group.go), forgets the block (undoDraw,
+// forget), lest its numbers be handed out again by the next draw. SQLite's
+// writes run one at a time (group.go), so no other draw runs meanwhile.
+func (t *tx) drawRefs(ctx context.Context) ([]int64, error) {
+	if t.s.engine == Postgres {
+		rows, err := t.query(ctx, "SELECT nextval('payment_ref_seq') FROM generate_series(1, "+strconv.Itoa(refBlock)+")")
+		if err != nil {
+			return nil, err
+		}
+		return scanAll(rows, func(sc scanner) (v int64, err error) { return v, sc.Scan(&v) })
+	}
+	var top int64
+	if err := t.queryRow(ctx, "UPDATE counters SET value = value + "+strconv.Itoa(refBlock)+" WHERE name = 'payment_ref' RETURNING value").Scan(&top); err != nil {
+		return nil, err
+	}
+	t.drewRefs = true
+	drawn := make([]int64, refBlock)
+	for i := range drawn {
+		drawn[i] = top - refBlock + 1 + int64(i)
+	}
+	return drawn, nil
+}
+
+// forget drops the numbers in memory (SQLite: a rollback undid the draw of
+// their block, so the counters row no longer holds it). Forgetting numbers
+// that did stay drawn only leaves them unused.
+func (r *refs) forget() {
+	r.mu.Lock()
+	r.free = nil
+	r.mu.Unlock()
+}
+
+// undoDraw forgets the block t drew, when t (or, in a shared transaction,
+// its current use case) rolls back.
+func (t *tx) undoDraw() {
+	if t.drewRefs {
+		t.drewRefs = false
+		t.s.refs.forget()
+	}
 }
 
 // insertPayment stores a new payment; ReferenceNumber is drawn here when empty.

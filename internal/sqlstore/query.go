@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"time"
@@ -158,3 +159,14 @@ type extraScanner struct {
 }
 
 func (e extraScanner) Scan(dest ...any) error { return e.sc.Scan(append(dest, e.extra...)...) }
+
+// idsIn is the condition, and its one argument, that a column is one of
+// ids: one statement text whatever their number, so that it stays among
+// the prepared statements.
+func (s *Store) idsIn(ids []string) (string, any, error) {
+	if s.engine == Postgres {
+		return " = ANY(?)", ids, nil
+	}
+	b, err := json.Marshal(ids)
+	return " IN (SELECT value FROM json_each(?))", string(b), err
+}

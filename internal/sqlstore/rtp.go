@@ -3,7 +3,6 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -634,13 +633,13 @@ func (s *Store) walkPage(ctx context.Context, f payd.RTPFilter, q *walk, rows, t
 		return s.pagedRTPs(ctx, f, total, now)
 	}
 	walkEnded("walked")
-	// The ids as one JSON array: one statement text whatever the page's
-	// size, so the walk's reads stay among the prepared statements.
-	list, err := json.Marshal(ids)
+	// One statement text whatever the page's size, so the walk's reads
+	// stay among the prepared statements.
+	in, list, err := s.idsIn(ids)
 	if err != nil {
 		return nil, 0, err
 	}
-	out, err := s.rtpsByID(ctx, "SELECT "+rtpCols+" FROM rtps WHERE id IN (SELECT value FROM json_each(?))"+q.order, []any{string(list)}, now)
+	out, err := s.rtpsByID(ctx, "SELECT "+rtpCols+" FROM rtps WHERE id"+in+q.order, []any{list}, now)
 	return out, total, err
 }
 
