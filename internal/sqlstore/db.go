@@ -89,6 +89,7 @@ func Open(url string) (*Store, error) {
 		db.SetConnMaxIdleTime(5 * time.Minute)
 		s := &Store{engine: Postgres, w: db, r: db, url: url, auth: &authCache{entries: map[string]authEntry{}}, closed: make(chan struct{})}
 		s.rtps.init(s, coalesceReaders, s.rtps.serve)
+		s.rtps.waves = true
 		s.inserts.init(s, insertWriters, s.inserts.serve)
 		return s, nil
 	}
