@@ -29,10 +29,10 @@ import (
 // what had queued, the reader sent a few reads and then their stragglers
 // in a statement of their own (32 clients: 5.7 reads a statement). A
 // reader therefore waits for as many reads as its last statement served,
-// for no longer than that statement took (batch.Wave), which doubled the
-// reads per statement, cut PostgreSQL's CPU per read by a third and
-// payd's by a tenth, and left the rate at 1 to 8 clients unchanged
-// (BENCHMARKS.md, eleventh pass).
+// for no longer than that statement took (batch.Wave). At 32 clients that
+// raised the reads per statement from 5.4 to 8.1, cut PostgreSQL's CPU per
+// read by a quarter and raised rtp-get by about a tenth; at 1 to 8 clients
+// the rate did not move beyond the noise (BENCHMARKS.md, eleventh pass).
 //
 // Every read in a statement was queued before the statement started, so a
 // client sees any write that committed before it asked. The merchant check
