@@ -1,8 +1,10 @@
 package payd
 
 import (
+	"math"
 	"strings"
 	"testing"
+	"time"
 )
 
 func FuzzParseMoney(f *testing.F) {
@@ -38,6 +40,33 @@ func FuzzParseTime(f *testing.F) {
 		back, err := ParseTime(FormatTime(tm))
 		if err != nil || !back.Equal(tm) {
 			t.Fatalf("%q → %v → %q → %v, %v", s, tm, FormatTime(tm), back, err)
+		}
+	})
+}
+
+// FuzzAppendTime: the datetimes payd writes digit by digit are the ones
+// time.Time.AppendFormat writes for the same layouts, in any zone and any
+// year (outside 0–9999 AppendTime hands the work to AppendFormat).
+func FuzzAppendTime(f *testing.F) {
+	for _, ns := range []int64{0, 1, -1, 1764108000123456789, 951782400000000000, math.MinInt64, math.MaxInt64} {
+		f.Add(ns, int32(0))
+		f.Add(ns, int32(-9000))
+		f.Add(ns, int32(5*3600+45*60))
+	}
+	f.Fuzz(func(t *testing.T, ns int64, off int32) {
+		tm := time.Unix(0, ns).In(time.FixedZone("", int(off%(15*3600))))
+		if got, want := string(AppendTime([]byte("x"), tm)), "x"+tm.UTC().Format(TimeLayout); got != want {
+			t.Fatalf("AppendTime(%v) = %q, want %q", tm, got, want)
+		}
+		// Years past 9999 arrive through a date far from ns's.
+		far := tm.AddDate(int(ns%12000), 0, 0)
+		if got, want := string(AppendTime(nil, far)), far.UTC().Format(TimeLayout); got != want {
+			t.Fatalf("AppendTime(%v) = %q, want %q", far, got, want)
+		}
+		if y := tm.Year(); y >= 0 && y <= 9999 {
+			if got, want := string(AppendWallMillis(nil, tm)), tm.Format("2006-01-02T15:04:05.000"); got != want {
+				t.Fatalf("AppendWallMillis(%v) = %q, want %q", tm, got, want)
+			}
 		}
 	})
 }

@@ -50,7 +50,29 @@ const TimeLayout = "2006-01-02T15:04:05.000+00:00"
 func FormatTime(t time.Time) string { return string(AppendTime(nil, t)) }
 
 // AppendTime appends FormatTime(t) to b.
-func AppendTime(b []byte, t time.Time) []byte { return t.UTC().AppendFormat(b, TimeLayout) }
+func AppendTime(b []byte, t time.Time) []byte {
+	t = t.UTC()
+	if y := t.Year(); y < 0 || y > 9999 {
+		return t.AppendFormat(b, TimeLayout)
+	}
+	return append(AppendWallMillis(b, t), "+00:00"...)
+}
+
+// AppendWallMillis appends t's date and time of day in t's location, with
+// exactly three digits of milliseconds, truncated, and no offset:
+// 2006-01-02T15:04:05.000. The year must lie within 0–9999. It writes the
+// digits itself: time.Time.AppendFormat reads its layout on every call, and
+// a record payd answers carries up to six datetimes, an access log line one.
+func AppendWallMillis(b []byte, t time.Time) []byte {
+	y, mo, d := t.Date()
+	h, mi, s := t.Clock()
+	ms := t.Nanosecond() / int(time.Millisecond)
+	return append(b,
+		byte('0'+y/1000), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10), '-',
+		byte('0'+mo/10), byte('0'+mo%10), '-', byte('0'+d/10), byte('0'+d%10), 'T',
+		byte('0'+h/10), byte('0'+h%10), ':', byte('0'+mi/10), byte('0'+mi%10), ':',
+		byte('0'+s/10), byte('0'+s%10), '.', byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10))
+}
 
 // ErrTimeFormat is returned for a datetime that is not ISO 8601 / RFC 3339.
 var ErrTimeFormat = errors.New("must be an ISO 8601 datetime")

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"payd"
 )
 
 // The access log line, written without slog. Every API request logs one
@@ -114,6 +116,9 @@ func (a *AccessLog) appendLine(b []byte, e *accessEntry) ([]byte, bool) {
 	if y := t.Year(); y < 0 || y >= 10000 {
 		return b, false
 	}
+	if _, off := t.Zone(); off <= -100*3600 || off >= 100*3600 {
+		return b, false // no zone's offset: slog writes three digits of hours
+	}
 	str := func(s attr) {
 		if a.json {
 			b = append(append(append(append(b, `,"`...), s.key...), `":"`...), s.val...)
@@ -157,11 +162,18 @@ func (a *AccessLog) appendLine(b []byte, e *accessEntry) ([]byte, bool) {
 
 // appendRFC3339Millis is how slog's text format writes a time: RFC 3339
 // with exactly three digits of milliseconds, truncated.
+// The caller has checked that the year lies within 0–9999 and the offset
+// within ±99 hours.
 func appendRFC3339Millis(b []byte, t time.Time) []byte {
-	const prefix = len("2006-01-02T15:04:05.000")
-	n := len(b)
-	// RFC3339Nano drops trailing zeros; a tenth of a millisecond more keeps
-	// four digits, and the fourth is dropped.
-	b = t.Truncate(time.Millisecond).Add(time.Millisecond/10).AppendFormat(b, time.RFC3339Nano)
-	return append(b[:n+prefix], b[n+prefix+1:]...)
+	b = payd.AppendWallMillis(b, t)
+	_, off := t.Zone()
+	if off == 0 {
+		return append(b, 'Z')
+	}
+	sign := byte('+')
+	if off < 0 {
+		sign, off = '-', -off
+	}
+	h, m := off/3600, off/60%60
+	return append(b, sign, byte('0'+h/10), byte('0'+h%10), ':', byte('0'+m/10), byte('0'+m%10))
 }

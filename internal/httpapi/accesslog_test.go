@@ -35,8 +35,18 @@ func FuzzAccessLine(f *testing.F) {
 	f.Add("id", "GET", "/a=b", "GET /", 200, int64(-1), int64(1), "m")
 	f.Add("id", "GET", "/é", "GET  /x", 499, int64(3_600_000_000_000), int64(-62135596800000000), "")
 	f.Add("", "GET", "/\\", "", 0, int64(1), int64(1764108000999999999), " ")
+	f.Add("id", "GET", "/", "GET /", 200, int64(1), int64(1764108000123456790), "")
 	f.Fuzz(func(t *testing.T, id, method, path, route string, status int, d, at int64, merchant string) {
-		e := &accessEntry{at: time.Unix(0, at).UTC(), requestID: id, method: method, path: path, route: route,
+		// The offset of the time's zone comes from its low bits: UTC, a
+		// whole or half hour either way, or any number of seconds.
+		loc := time.UTC
+		switch z := int(at % 7919); {
+		case z%3 == 1:
+			loc = time.FixedZone("", (z%29-14)*1800)
+		case z%3 == 2:
+			loc = time.FixedZone("", z*int(at%97))
+		}
+		e := &accessEntry{at: time.Unix(0, at).In(loc), requestID: id, method: method, path: path, route: route,
 			status: status, duration: time.Duration(d), merchantID: merchant}
 		for _, json := range []bool{false, true} {
 			a := NewAccessLog(nil, json)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"sync"
 
 	"payd"
 )
@@ -89,10 +90,24 @@ type failEnvelope struct {
 	Errors []wireError `json:"errors"`
 }
 
+// jsonContentType is every JSON response's Content-Type, one value shared
+// by all: the response writer copies a header's values when it sends them.
+var jsonContentType = []string{"application/json; charset=utf-8"}
+
+// envelopes holds the buffers respond writes envelopes into: the response
+// writer copies what it is given, so a buffer serves again once written.
+var envelopes = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
 // respond writes the success envelope around result.
 func respond(w http.ResponseWriter, result any) error {
 	if a, ok := result.(jsonAppender); ok {
-		writeJSON(w, http.StatusOK, appendEnvelope(make([]byte, 0, 512), a))
+		bp := envelopes.Get().(*[]byte)
+		b := appendEnvelope((*bp)[:0], a)
+		writeJSON(w, http.StatusOK, b)
+		if cap(b) <= 64<<10 { // a rare long list's buffer is not kept
+			*bp = b[:0]
+			envelopes.Put(bp)
+		}
 		return nil
 	}
 	b, err := json.Marshal(okEnvelope{OK: true, Result: result})
@@ -104,7 +119,7 @@ func respond(w http.ResponseWriter, result any) error {
 }
 
 func writeJSON(w http.ResponseWriter, status int, b []byte) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header()["Content-Type"] = jsonContentType
 	w.WriteHeader(status)
 	w.Write(b)
 }
