@@ -116,9 +116,6 @@ func (a *AccessLog) appendLine(b []byte, e *accessEntry) ([]byte, bool) {
 	if y := t.Year(); y < 0 || y >= 10000 {
 		return b, false
 	}
-	if _, off := t.Zone(); off <= -100*3600 || off >= 100*3600 {
-		return b, false // no zone's offset: slog writes three digits of hours
-	}
 	str := func(s attr) {
 		if a.json {
 			b = append(append(append(append(b, `,"`...), s.key...), `":"`...), s.val...)
@@ -162,18 +159,7 @@ func (a *AccessLog) appendLine(b []byte, e *accessEntry) ([]byte, bool) {
 
 // appendRFC3339Millis is how slog's text format writes a time: RFC 3339
 // with exactly three digits of milliseconds, truncated.
-// The caller has checked that the year lies within 0–9999 and the offset
-// within ±99 hours.
+// The caller has checked that the year lies within 0–9999.
 func appendRFC3339Millis(b []byte, t time.Time) []byte {
-	b = payd.AppendWallMillis(b, t)
-	_, off := t.Zone()
-	if off == 0 {
-		return append(b, 'Z')
-	}
-	sign := byte('+')
-	if off < 0 {
-		sign, off = '-', -off
-	}
-	h, m := off/3600, off/60%60
-	return append(b, sign, byte('0'+h/10), byte('0'+h%10), ':', byte('0'+m/10), byte('0'+m%10))
+	return t.AppendFormat(payd.AppendWallMillis(b, t), "Z07:00")
 }

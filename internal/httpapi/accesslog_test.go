@@ -36,6 +36,7 @@ func FuzzAccessLine(f *testing.F) {
 	f.Add("id", "GET", "/é", "GET  /x", 499, int64(3_600_000_000_000), int64(-62135596800000000), "")
 	f.Add("", "GET", "/\\", "", 0, int64(1), int64(1764108000999999999), " ")
 	f.Add("id", "GET", "/", "GET /", 200, int64(1), int64(1764108000123456790), "")
+	f.Add("id", "GET", "/", "GET /", 200, int64(1), int64(1764108000123456811), "") // an offset of 115 h
 	f.Fuzz(func(t *testing.T, id, method, path, route string, status int, d, at int64, merchant string) {
 		// The offset of the time's zone comes from its low bits: UTC, a
 		// whole or half hour either way, or any number of seconds.

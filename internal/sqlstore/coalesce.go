@@ -27,7 +27,7 @@ import (
 // Under load the reads come in waves, one from each client that the last
 // statement answered, and a wave reaches the queue spread out: taking only
 // what had queued, the reader sent a few reads and then their stragglers
-// in a statement of their own (32 clients: 5.7 reads a statement). A
+// in a statement of their own (32 clients: 5.4 reads a statement). A
 // reader therefore waits for as many reads as its last statement served,
 // for no longer than that statement took (batch.Wave). At 32 clients that
 // raised the reads per statement from 5.4 to 8.1, cut PostgreSQL's CPU per
@@ -50,7 +50,8 @@ const (
 	coalesceMax     = 64
 	coalesceTimeout = 10 * time.Second
 	// coalesceWaveMax bounds how long a reader waits for the rest of a
-	// wave (batch.Wave) whatever its last statement took.
+	// wave (batch.Wave) whatever its last statement took; inserters do not
+	// wait.
 	coalesceWaveMax = 500 * time.Microsecond
 )
 
@@ -72,15 +73,16 @@ type coalescer[J any] struct {
 	serveBatch func([]J)
 	queue      chan J
 	once       sync.Once
-	// waves: gather by batch.Wave, as many as the last batch held, for no
-	// longer than its statement took (at most coalesceWaveMax).
-	waves      bool
+	// waveMax bounds a worker's wait for the rest of a wave (batch.Wave):
+	// as many as its last batch held, for no longer than that batch's
+	// statement took nor waveMax. 0: no wait, as batch.Gather.
+	waveMax    time.Duration
 	statements atomic.Int64 // how many statements served the work
 }
 
 // init makes c serve with workers goroutines, started on first use.
-func (c *coalescer[J]) init(s *Store, workers int, serveBatch func([]J)) {
-	c.s, c.workers, c.serveBatch = s, workers, serveBatch
+func (c *coalescer[J]) init(s *Store, workers int, waveMax time.Duration, serveBatch func([]J)) {
+	c.s, c.workers, c.waveMax, c.serveBatch = s, workers, waveMax, serveBatch
 }
 
 // enqueue queues j unless ctx ends or the store closes first.
@@ -105,18 +107,14 @@ func (c *coalescer[J]) run() {
 	pending := make([]J, 0, coalesceMax)
 	var took time.Duration // the last batch's statement
 	for {
-		last := len(pending)
+		last := len(pending) // the last batch's size
 		var first J
 		select {
 		case first = <-c.queue:
 		case <-c.s.closed:
 			return
 		}
-		if c.waves {
-			pending = batch.Wave(pending, first, c.queue, coalesceMax, last, min(took, coalesceWaveMax))
-		} else {
-			pending = batch.Gather(pending, first, c.queue, coalesceMax)
-		}
+		pending = batch.Wave(pending, first, c.queue, coalesceMax, last, min(took, c.waveMax))
 		start := time.Now()
 		c.serveBatch(pending)
 		took = time.Since(start)

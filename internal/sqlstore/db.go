@@ -88,9 +88,8 @@ func Open(url string) (*Store, error) {
 		db.SetMaxIdleConns(32)
 		db.SetConnMaxIdleTime(5 * time.Minute)
 		s := &Store{engine: Postgres, w: db, r: db, url: url, auth: &authCache{entries: map[string]authEntry{}}, closed: make(chan struct{})}
-		s.rtps.init(s, coalesceReaders, s.rtps.serve)
-		s.rtps.waves = true
-		s.inserts.init(s, insertWriters, s.inserts.serve)
+		s.rtps.init(s, coalesceReaders, coalesceWaveMax, s.rtps.serve)
+		s.inserts.init(s, insertWriters, 0, s.inserts.serve)
 		return s, nil
 	}
 	path, ok := sqlitePath(url)
