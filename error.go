@@ -134,7 +134,7 @@ var templates = map[string]string{
 	CodeRTPMerchantInactive: "Merchant is not active.",
 	CodeRTPState:            "The current status '{status}' does not permit the operation.",
 	CodeAliasNotEnrolled:    "The recipient '{alias}' has not activated instant payments.",
-	CodePartialRefund:       "Partial refund is not available: {paymentId}.",
+	CodePartialRefund:       "Partial refund is not available: {paymentId}. RTP payments are refunded in full.",
 	CodeCheckoutCurrency:    "Currency '{value}' is not supported.",
 	CodeCheckoutAmount:      "Amount must be greater than 0 and at most 100000.",
 	CodeCheckoutNegative:    "'{parameter}' must be greater than or equal to 0.",

@@ -60,6 +60,9 @@ func (s *Server) handleToken(c *call) error {
 	if err != nil {
 		return err
 	}
+	if o.unknown {
+		return o.err(nil)
+	}
 	clientID, secret := o.str("clientId"), o.str("clientSecret")
 	if len(o.errs) > 0 || clientID == "" || secret == "" {
 		return payd.E(payd.CodeMissingCredentials)

@@ -127,6 +127,9 @@ func (s *Server) handleCallbackGet(c *call) error {
 
 // handleCallbackResend is POST /v2/callbacks/{id}/resend: any state.
 func (s *Server) handleCallbackResend(c *call) error {
+	if err := c.noBody(); err != nil {
+		return err
+	}
 	id, err := c.pathID("id")
 	if err != nil {
 		return err

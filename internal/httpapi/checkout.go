@@ -107,6 +107,9 @@ func (s *Server) checkoutRecords(c *call, cos []*payd.Checkout) ([]checkoutRecor
 
 // handleCheckoutCancel is POST /v2/checkouts/{id}/cancel.
 func (s *Server) handleCheckoutCancel(c *call) error {
+	if err := c.noBody(); err != nil {
+		return err
+	}
 	id, err := c.pathID("id")
 	if err != nil {
 		return err

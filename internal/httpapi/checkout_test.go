@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"sort"
@@ -120,6 +121,15 @@ func TestCheckoutRegistration(t *testing.T) {
 		}
 		e.as("POST", "/v2/checkouts", "").wantError(400, payd.CodeCheckoutMissing)
 		e.as("POST", "/v2/checkouts", "{").wantError(400, payd.CodeCheckoutFormat)
+		// Members the contract does not list are refused by their path, at every depth.
+		r = e.as("POST", "/v2/checkouts", map[string]any{"amount": 10, "currency": "MDL", "sucessUrl": "https://x.example/ok",
+			"orderInfo": map[string]any{"id": "o", "tax": 1, "items": []any{map[string]any{"title": "t"}, map[string]any{"price": 2}}},
+			"payerInfo": map[string]any{"mail": "a@b.md"}}).wantError(400, payd.CodeCheckoutFormat)
+		if got := paramsOf(r); fmt.Sprint(got) != "[orderInfo.items[1].price orderInfo.tax payerInfo.mail sucessUrl]" {
+			t.Errorf("unknown members: %v (%s)", got, r.body)
+		}
+		// A checkout cancel takes no members.
+		e.as("POST", "/v2/checkouts/"+id+"/cancel", map[string]any{"reason": "x"}).wantError(400, payd.CodeCheckoutFormat)
 		items := []any{}
 		for i := 0; i < 101; i++ {
 			items = append(items, map[string]any{"title": "x"})

@@ -45,6 +45,9 @@ func (s *Server) handleClockAdvance(c *call) error {
 
 // handleClockReset is POST /v2/sandbox/clock/reset.
 func (s *Server) handleClockReset(c *call) error {
+	if err := c.noBody(); err != nil {
+		return err
+	}
 	m, err := s.store.ResetClock(c.r.Context(), c.m.ID, s.clock.Now())
 	if err != nil {
 		return err

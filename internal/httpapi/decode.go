@@ -110,6 +110,8 @@ type object struct {
 	errs   payd.Errors
 	prefix string  // path of a nested object ("orderInfo.")
 	parent *object // where a nested object's errors go
+	// unknown: the body has a member its route does not take (one of errs).
+	unknown bool
 }
 
 // parseObject parses a body that must be a JSON object. required says

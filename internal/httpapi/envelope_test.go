@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 
 	"payd"
@@ -154,7 +155,12 @@ func TestAuthentication(t *testing.T) {
 		e.call("POST", "/v2/auth/token", "{", "").wantError(400, payd.CodeInvalidRequest)
 		e.call("POST", "/v2/auth/token", map[string]string{"clientId": e.creds.ClientID, "clientSecret": "wrong"}, "").wantError(401, payd.CodeBadCredentials)
 		e.call("POST", "/v2/auth/token", map[string]string{"clientId": "unknown", "clientSecret": "x"}, "").wantError(401, payd.CodeBadCredentials)
-		r := e.call("POST", "/v2/auth/token", map[string]any{"clientId": e.creds.ClientID, "clientSecret": e.creds.ClientSecret, "extra": 1}, "").wantOK()
+		// A member the endpoint does not take is named, not ignored.
+		bad := e.call("POST", "/v2/auth/token", map[string]any{"clientId": e.creds.ClientID, "clientSecret": e.creds.ClientSecret, "extra": 1}, "").wantError(400, payd.CodeInvalidParameter)
+		if bad.str("errors.0.errorArgs.parameter") != "extra" {
+			t.Errorf("unknown token field: %s", bad.body)
+		}
+		r := e.call("POST", "/v2/auth/token", map[string]any{"clientId": e.creds.ClientID, "clientSecret": e.creds.ClientSecret}, "").wantOK()
 		if r.num("result.expiresIn") != 300 || r.str("result.tokenType") != "Bearer" {
 			t.Errorf("token result = %s", r.body)
 		}
@@ -381,5 +387,66 @@ func TestRequestSchemasAreTyped(t *testing.T) {
 		if err := check(path, body); err == nil {
 			t.Errorf("%s %s accepted by the schema", path, body)
 		}
+	}
+}
+
+// TestRequestSchemasAreClosed: every object a request body may hold says
+// additionalProperties: false, as payd enforces (fields.go), and the
+// bodies the public clients send pass that check.
+func TestRequestSchemasAreClosed(t *testing.T) {
+	doc, err := api.Doc()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var walk func(where string, s *openapi3.Schema)
+	walk = func(where string, s *openapi3.Schema) {
+		switch {
+		case s.Type.Is("array") && s.Items != nil:
+			walk(where+"[]", s.Items.Value)
+		case s.Type.Is("object"):
+			if h := s.AdditionalProperties.Has; h == nil || *h {
+				t.Errorf("%s: an object of a request body without additionalProperties: false", where)
+			}
+			for name, p := range s.Properties {
+				walk(where+"."+name, p.Value)
+			}
+		}
+	}
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			if op.RequestBody != nil {
+				walk(method+" "+path, op.RequestBody.Value.Content.Get("application/json").Schema.Value)
+			}
+		}
+	}
+	// The bodies of the public clients (alexminza/maib-mia-sdk-{node,php,python},
+	// maib-checkout-sdk-node, zerodaysoft/maib-sdk): every member they send is listed.
+	rf := loadRequestFields()
+	clients := map[string]string{
+		"POST /v2/auth/token":                         `{"clientId":"a","clientSecret":"b"}`,
+		"POST /v2/mia/qr":                             `{"type":"Dynamic","expiresAt":"x","amountType":"Fixed","amount":50,"amountMin":1,"amountMax":2,"currency":"MDL","orderId":"1","description":"d","callbackUrl":"u","redirectUrl":"u","terminalId":"t"}`,
+		"POST /v2/mia/qr/hybrid":                      `{"amountType":"Fixed","currency":"MDL","terminalId":"P011111","extension":{"expiresAt":"x","amount":50,"amountMin":1,"amountMax":2,"description":"d","orderId":"1","callbackUrl":"u","redirectUrl":"u"}}`,
+		"POST /v2/mia/qr/{qrId}/extension":            `{"expiresAt":"x","amount":100,"amountMin":1,"amountMax":2,"description":"d","orderId":"4","callbackUrl":"u","redirectUrl":"u"}`,
+		"POST /v2/mia/qr/{qrId}/cancel":               `{"reason":"r"}`,
+		"POST /v2/mia/qr/{qrId}/extension/cancel":     `{"reason":"r"}`,
+		"POST /v2/mia/test-pay":                       `{"qrId":"q","amount":50,"currency":"MDL","iban":"i","payerName":"p"}`,
+		"POST /v2/payments/{payId}/refund":            `{"amount":25,"reason":"r","callbackUrl":"u"}`,
+		"POST /v2/mia/payments/{payId}/refund":        `{"amount":25,"reason":"r","callbackUrl":"u"}`,
+		"POST /v2/rtp":                                `{"alias":"37369112221","amount":150,"expiresAt":"x","currency":"MDL","description":"d","orderId":"1","terminalId":"t","callbackUrl":"u","redirectUrl":"u"}`,
+		"POST /v2/rtp/{id}/cancel":                    `{"reason":"r"}`,
+		"POST /v2/rtp/{payId}/refund":                 `{"reason":"r"}`,
+		"POST /v2/rtp/{id}/test-accept":               `{"amount":150,"currency":"MDL"}`,
+		"POST /v2/checkouts":                          `{"amount":50.61,"currency":"MDL","orderInfo":{"id":"E","description":"d","date":"x","orderAmount":null,"orderCurrency":null,"deliveryAmount":null,"deliveryCurrency":null,"items":[{"externalId":"1","title":"P","amount":50.61,"currency":"MDL","quantity":3,"displayOrder":null}]},"payerInfo":{"name":"J","email":"e","phone":"p","ip":"i","userAgent":"u"},"language":"ro","callbackUrl":"u","successUrl":"u","failUrl":"u"}`,
+		"POST /v2/instant/qr/{qrId}/extension/cancel": `{}`,
+	}
+	for route, body := range clients {
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(body), &fields); err != nil {
+			t.Fatal(err)
+		}
+		rf.of(route).unknown(fields, "", func(p string) { t.Errorf("%s: the client's member %s is refused", route, p) })
+	}
+	if len(rf.of("POST /v2/checkouts/{id}/cancel").members) != 0 {
+		t.Error("checkout cancel takes members")
 	}
 }

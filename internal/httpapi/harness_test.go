@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -323,6 +324,20 @@ func (r *resp) codes() []string {
 		m, _ := e.(map[string]any)
 		out = append(out, m["errorCode"].(string))
 	}
+	return out
+}
+
+// paramsOf is the sorted errorArgs.parameter of every error item.
+func paramsOf(r *resp) []string {
+	var out []string
+	errs, _ := r.json["errors"].([]any)
+	for _, e := range errs {
+		m, _ := e.(map[string]any)
+		args, _ := m["errorArgs"].(map[string]any)
+		p, _ := args["parameter"].(string)
+		out = append(out, p)
+	}
+	sort.Strings(out)
 	return out
 }
 

@@ -23,10 +23,7 @@ func (s *Server) refund(c *call, rtpOnly bool) error {
 	if err != nil {
 		return err
 	}
-	in := payd.RefundInput{Reason: o.str("reason"), RTPOnly: rtpOnly}
-	if !rtpOnly {
-		in.Amount, in.CallbackURL = o.money("amount"), o.str("callbackUrl")
-	}
+	in := payd.RefundInput{Reason: o.str("reason"), Amount: o.money("amount"), CallbackURL: o.str("callbackUrl"), RTPOnly: rtpOnly}
 	if err := o.err(in.Validate(s.urls())); err != nil {
 		return err
 	}

@@ -133,6 +133,9 @@ func acceptResult(fs payd.Fields, key string) json.RawMessage {
 
 // handleRTPTestReject is POST /v2/rtp/{id}/test-reject (sandbox).
 func (s *Server) handleRTPTestReject(c *call) error {
+	if err := c.noBody(); err != nil {
+		return err
+	}
 	id, err := c.pathID("id")
 	if err != nil {
 		return err

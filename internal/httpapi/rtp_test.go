@@ -80,12 +80,12 @@ func TestRTPCreateValidation(t *testing.T) {
 		if want := []string{"12000", "12000", "12000", "12006", "22000"}; fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("all-bad body: codes %v, want %v (%s)", got, want, r.body)
 		}
-		// Edges that pass: limits exactly, whitespace-only optional fields as absent, unknown fields.
+		// Edges that pass: limits exactly, whitespace-only optional fields as absent.
 		for _, over := range []map[string]any{
 			{"amount": 100000, "description": long(500), "orderId": long(100), "terminalId": long(100)},
 			{"amount": 0.01, "expiresAt": payd.FormatTime(now.Add(2 * time.Minute))},
 			{"expiresAt": payd.FormatTime(now.Add(59 * 24 * time.Hour)), "orderId": "  ", "callbackUrl": ""},
-			{"amount": "5e1", "unknown": map[string]any{"x": 1}},
+			{"amount": "5e1"},
 		} {
 			if over["amount"] == "5e1" {
 				over["amount"] = nil
@@ -96,6 +96,11 @@ func TestRTPCreateValidation(t *testing.T) {
 				continue
 			}
 			e.as("POST", "/v2/rtp", e.rtpBody(over)).wantOK()
+		}
+		// A member POST /v2/rtp does not take is refused by name, with the other problems.
+		r = e.as("POST", "/v2/rtp", e.rtpBody(map[string]any{"unknown": map[string]any{"x": 1}, "expiresIn": 60, "alias": "1"})).wantError(400, payd.CodeInvalidParameter)
+		if got := paramsOf(r); fmt.Sprint(got) != "[alias expiresIn unknown]" {
+			t.Errorf("unknown members: parameters %v (%s)", got, r.body)
 		}
 		// Duplicate orderIds make two RTPs.
 		a := e.createRTP(map[string]any{"orderId": "dup"})
@@ -406,17 +411,22 @@ func TestRTPIsolation(t *testing.T) {
 		refundID := e.as("POST", "/v2/payments/"+payID+"/refund", map[string]any{"reason": "r"}).wantOK().str("result.refundId")
 		_, _, other := e.newMerchant(0)
 		id2 := e.createRTP(nil)
-		for _, c := range []struct{ method, path, code string }{
-			{"GET", "/v2/rtp/" + id, payd.CodeRTPNotFound},
-			{"POST", "/v2/rtp/" + id2 + "/cancel", payd.CodeRTPNotFound},
-			{"POST", "/v2/rtp/" + id2 + "/test-accept", payd.CodeRTPNotFound},
-			{"POST", "/v2/rtp/" + id2 + "/test-reject", payd.CodeRTPNotFound},
-			{"POST", "/v2/rtp/" + payID + "/refund", payd.CodePaymentNotFound},
-			{"POST", "/v2/payments/" + payID + "/refund", payd.CodePaymentNotFound},
-			{"GET", "/v2/payments/" + payID, payd.CodePaymentNotFound},
-			{"GET", "/v2/payments/refunds/" + refundID, payd.CodeRefundNotFound},
+		accept, reason := map[string]any{"amount": 50.5, "currency": "MDL"}, map[string]any{"reason": "x"}
+		for _, c := range []struct {
+			method, path string
+			body         any
+			code         string
+		}{
+			{"GET", "/v2/rtp/" + id, nil, payd.CodeRTPNotFound},
+			{"POST", "/v2/rtp/" + id2 + "/cancel", reason, payd.CodeRTPNotFound},
+			{"POST", "/v2/rtp/" + id2 + "/test-accept", accept, payd.CodeRTPNotFound},
+			{"POST", "/v2/rtp/" + id2 + "/test-reject", nil, payd.CodeRTPNotFound},
+			{"POST", "/v2/rtp/" + payID + "/refund", reason, payd.CodePaymentNotFound},
+			{"POST", "/v2/payments/" + payID + "/refund", reason, payd.CodePaymentNotFound},
+			{"GET", "/v2/payments/" + payID, nil, payd.CodePaymentNotFound},
+			{"GET", "/v2/payments/refunds/" + refundID, nil, payd.CodeRefundNotFound},
 		} {
-			e.call(c.method, c.path, map[string]any{"reason": "x", "amount": 50.5, "currency": "MDL"}, other).wantError(404, c.code)
+			e.call(c.method, c.path, c.body, other).wantError(404, c.code)
 		}
 		if r := e.call("GET", "/v2/rtp?count=10&offset=0&rtpId="+id, nil, other); r.num("result.totalCount") != 0 {
 			t.Errorf("other merchant lists the RTP: %s", r.body)
@@ -446,7 +456,23 @@ func TestRTPRefunds(t *testing.T) {
 		// A partial refund of an RTP payment is refused.
 		e.as("POST", "/v2/payments/"+payID+"/refund", map[string]any{"amount": 10, "reason": "r"}).wantError(409, payd.CodePartialRefund)
 		e.as("POST", "/v2/payments/"+payID+"/refund", map[string]any{"amount": 10.001, "reason": "r"}).wantError(400, payd.CodeInvalidParameter)
-		rf := e.as("POST", "/v2/rtp/"+payID+"/refund", map[string]any{"reason": "damaged"}).wantOK()
+		// The RTP refund path reads amount too: any amount but the whole one
+		// is refused, never refunded in full (it was ignored once).
+		for _, amount := range []float64{5, 50.49, 50.51} {
+			r := e.as("POST", "/v2/rtp/"+payID+"/refund", map[string]any{"reason": "only part", "amount": amount}).wantError(409, payd.CodePartialRefund)
+			if !strings.Contains(r.str("errors.0.errorMessage"), "refunded in full") {
+				t.Errorf("34001 message: %s", r.body)
+			}
+		}
+		// A misspelt member is refused by name, not ignored.
+		r := e.as("POST", "/v2/rtp/"+payID+"/refund", map[string]any{"reason": "r", "ammount": 5}).wantError(400, payd.CodeInvalidParameter)
+		if r.str("errors.0.errorArgs.parameter") != "ammount" {
+			t.Errorf("misspelt member: %s", r.body)
+		}
+		if p := e.as("GET", "/v2/payments/"+payID, nil).wantOK(); p.num("result.requestedRefundAmount") != 0 {
+			t.Errorf("refused refunds reserved money: %s", p.body)
+		}
+		rf := e.as("POST", "/v2/rtp/"+payID+"/refund", map[string]any{"reason": "damaged", "amount": 50.5}).wantOK()
 		if rf.str("result.status") != "Created" {
 			t.Errorf("refund = %s", rf.body)
 		}

@@ -86,6 +86,7 @@ type Server struct {
 	metrics *metrics
 	mux     *http.ServeMux
 	limits  *tokenLimits
+	fields  requestFields // the members each request body may have
 	admit   *admission
 	handler http.Handler
 	// payer is the sandbox's simulated network behind the test endpoints;
@@ -98,7 +99,7 @@ type Server struct {
 func New(cfg Config, store *sqlstore.Store, clock payd.Clock, log *slog.Logger, pages http.Handler) *Server {
 	s := &Server{
 		cfg: cfg.Defaults(), store: store, clock: clock, log: log,
-		metrics: newMetrics(), mux: http.NewServeMux(),
+		metrics: newMetrics(), mux: http.NewServeMux(), fields: loadRequestFields(),
 	}
 	if s.cfg.Sandbox {
 		s.payer = sandbox.New(store)
@@ -197,8 +198,30 @@ func (c *call) run(o routeOpts, h func(*call) error) error {
 	return c.idempotent(h)
 }
 
-// object parses the JSON body (see parseObject).
-func (c *call) object(required bool) (*object, error) { return parseObject(c.a, c.body, required) }
+// object parses the JSON body (see parseObject). A member the route's
+// request schema does not have is a field error (reported with the
+// others by the object's err).
+func (c *call) object(required bool) (*object, error) {
+	o, err := parseObject(c.a, c.body, required)
+	if err != nil {
+		return nil, err
+	}
+	c.s.fields.of(c.r.Pattern).unknown(o.fields, "", func(path string) {
+		o.unknown = true
+		o.fail(c.a.invalidField(path, "is not a field of this request"))
+	})
+	return o, nil
+}
+
+// noBody checks the body of a route that takes none: empty, or an object
+// without members.
+func (c *call) noBody() error {
+	o, err := c.object(false)
+	if err != nil {
+		return err
+	}
+	return o.err(nil)
+}
 
 // pathID reads a GUID path value; anything else is the area's 404.
 func (c *call) pathID(name string) (string, error) {
