@@ -61,9 +61,12 @@ type Callback struct {
 	LastError     string
 }
 
-// NewCallback builds the outbox row for body, signed with the merchant's key.
+// NewCallback builds the outbox row for body, signed with the merchant's
+// key. now is the merchant's time (the body's dates); the signature's
+// timestamp is the real time, so that a receiver comparing it with its own
+// clock accepts a callback of a merchant on the sandbox's test clock.
 func NewCallback(event Event, merchant *Merchant, subjectID, url string, body []byte, now time.Time) *Callback {
-	ts := now.UnixMilli()
+	ts := merchant.RealTime(now).UnixMilli()
 	return &Callback{
 		ID: NewID(now), MerchantID: merchant.ID, Event: event, SubjectID: subjectID, URL: url,
 		Body: body, Timestamp: ts, Signature: "sha256=" + HMACSignature(merchant.SignatureKey, body, ts),
@@ -86,11 +89,12 @@ func (c *Callback) About(main string, others ...string) *Callback {
 	return c
 }
 
-// Resign gives a callback a fresh X-Signature-Timestamp (now) and the
-// X-Signature that goes with it; the body, and the signature in it, stay.
-func (c *Callback) Resign(key string, now time.Time) {
-	c.Timestamp = now.UnixMilli()
-	c.Signature = "sha256=" + HMACSignature(key, c.Body, c.Timestamp)
+// Resign gives a callback a fresh X-Signature-Timestamp (the real time of
+// the merchant's now) and the X-Signature that goes with it; the body, and
+// the signature in it, stay.
+func (c *Callback) Resign(m *Merchant, now time.Time) {
+	c.Timestamp = m.RealTime(now).UnixMilli()
+	c.Signature = "sha256=" + HMACSignature(m.SignatureKey, c.Body, c.Timestamp)
 }
 
 // HMACSignature is Base64(HMAC-SHA256(key, body + "." + timestamp)), the

@@ -24,26 +24,27 @@ type Merchant struct {
 	MCC           string
 	CreatedAt     time.Time
 	// The sandbox's test clock: the merchant's time is real time plus
-	// ClockOffset, and never before ClockFloor.
+	// ClockOffset (zero in production, and after a reset).
 	ClockOffset time.Duration
-	ClockFloor  time.Time
 }
 
-// MaxClockAdvance is the most one test-clock advance may move (365 days).
-const MaxClockAdvance = 365 * 24 * time.Hour
+// Bounds of the sandbox's test clock: one advance moves at most 365 days,
+// and the clock is at most ten years ahead of real time in all.
+const (
+	MaxClockAdvance = 365 * 24 * time.Hour
+	MaxClockOffset  = 10 * MaxClockAdvance
+)
 
 // Now is the merchant's time when the real time is real: the sandbox's
 // test clock moves it forward (production merchants have no offset).
-func (m *Merchant) Now(real time.Time) time.Time {
-	t := real.Add(m.ClockOffset)
-	if t.Before(m.ClockFloor) {
-		return m.ClockFloor
-	}
-	return t
-}
+func (m *Merchant) Now(real time.Time) time.Time { return real.Add(m.ClockOffset) }
+
+// RealTime is the real time at which the merchant's time was t: what a
+// receiver's own clock reads then (a callback's X-Signature-Timestamp).
+func (m *Merchant) RealTime(t time.Time) time.Time { return t.Add(-m.ClockOffset) }
 
 // HasClock reports whether the merchant's time differs from real time.
-func (m *Merchant) HasClock() bool { return m.ClockOffset != 0 || !m.ClockFloor.IsZero() }
+func (m *Merchant) HasClock() bool { return m.ClockOffset != 0 }
 
 // Credentials are what an operator hands a new merchant once. The secret is
 // never stored or shown again.

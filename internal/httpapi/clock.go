@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"errors"
+	"strconv"
 	"time"
 
 	"payd"
@@ -28,15 +30,22 @@ func (s *Server) handleClockAdvance(c *call) error {
 	}
 	n := o.integer("seconds")
 	var errs payd.Errors
+	// Compared as seconds, before any multiplication: 2^63-1 seconds must
+	// not wrap into a small (or negative) duration.
+	maxSeconds := int(payd.MaxClockAdvance / time.Second)
 	if n == nil && !o.errs.Has("seconds") {
 		errs = append(errs, payd.Invalid("seconds", "is required"))
-	} else if n != nil && (*n < 1 || time.Duration(*n)*time.Second > payd.MaxClockAdvance) {
-		errs = append(errs, payd.Invalid("seconds", "must be an integer from 1 to 31536000"))
+	} else if n != nil && (*n < 1 || *n > maxSeconds) {
+		errs = append(errs, payd.Invalid("seconds", "must be an integer from 1 to "+strconv.Itoa(maxSeconds)))
 	}
 	if err := o.err(errs.Err()); err != nil {
 		return err
 	}
 	m, err := s.store.AdvanceClock(c.r.Context(), c.m.ID, time.Duration(*n)*time.Second)
+	if errors.Is(err, payd.ErrConflict) {
+		return payd.Invalid("seconds", "would take the test clock more than "+strconv.Itoa(int(payd.MaxClockOffset/(24*time.Hour)))+
+			" days ahead of real time (reset it first)")
+	}
 	if err != nil {
 		return err
 	}
@@ -53,4 +62,46 @@ func (s *Server) handleClockReset(c *call) error {
 		return err
 	}
 	return c.respond(s.clockResult(m))
+}
+
+// clockNote says, in every 12006 item of err, that the merchant's test
+// clock is ahead: an expiresAt computed from real time is refused then,
+// and the bare window message would not say why.
+func clockNote(err error, offset time.Duration, now time.Time) error {
+	var es payd.Errors
+	var e *payd.Error
+	switch {
+	case errors.As(err, &es):
+	case errors.As(err, &e):
+		es = payd.Errors{e}
+	default:
+		return err
+	}
+	out := make(payd.Errors, len(es))
+	for i, e := range es {
+		if e.Code == payd.CodeExpiresAtWindow {
+			n := *e
+			n.Message += " This merchant's sandbox test clock is " + aheadText(offset) + " ahead of real time (its now is " +
+				payd.FormatTime(now) + "); POST /v2/sandbox/clock/reset returns it to real time."
+			e = &n
+		}
+		out[i] = e
+	}
+	if len(out) == 1 {
+		return out[0]
+	}
+	return out
+}
+
+// aheadText renders a test-clock offset: whole days as "2 days", else Go's
+// duration text.
+func aheadText(d time.Duration) string {
+	const day = 24 * time.Hour
+	switch {
+	case d == day:
+		return "1 day"
+	case d%day == 0:
+		return strconv.FormatInt(int64(d/day), 10) + " days"
+	}
+	return d.String()
 }

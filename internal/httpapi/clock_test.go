@@ -4,11 +4,13 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"payd"
+	"payd/callback"
 	"payd/internal/rails/sandbox"
 	"payd/internal/webhook"
 	"payd/internal/worker"
@@ -16,7 +18,7 @@ import (
 
 // TestTestClock: a merchant's clock moves its expiries, inactivity,
 // abandonment, written timestamps, callback retries and refund settlements;
-// other merchants' time is untouched; a reset never moves time backwards.
+// other merchants' time is untouched; a reset returns to real time.
 func TestTestClock(t *testing.T) {
 	forEachEngine(t, testConfig(), func(t *testing.T, e *env) {
 		start := e.clock.Now()
@@ -107,10 +109,13 @@ func TestTestClock(t *testing.T) {
 		if stored != "Active" {
 			t.Errorf("another merchant's RTP was written %s", stored)
 		}
-		// Reset: back to real time, but never before what was written.
+		// Reset: back to real time; what was written keeps its dates.
 		reset := e.as("POST", "/v2/sandbox/clock/reset", nil).wantOK()
-		if reset.num("result.offsetSeconds") != 0 || reset.str("result.now") != payd.FormatTime(later) {
+		if reset.num("result.offsetSeconds") != 0 || reset.str("result.now") != payd.FormatTime(start) {
 			t.Errorf("reset: %s", reset.body)
+		}
+		if c := e.as("GET", "/v2/rtp/"+newRTP, nil).wantOK().str("result.createdAt"); c != payd.FormatTime(later) {
+			t.Errorf("createdAt after the reset: %s", c)
 		}
 		if s := e.as("GET", "/v2/rtp/"+rtp, nil).wantOK().str("result.status"); s != "Expired" {
 			t.Errorf("after the reset an expired RTP is %s", s)
@@ -122,5 +127,93 @@ func TestTestClock(t *testing.T) {
 		e.as("GET", "/v2/sandbox/clock", nil).wantError(403, payd.CodeSandboxOnly)
 		e.as("POST", "/v2/sandbox/clock/advance", map[string]any{"seconds": 60}).wantError(403, payd.CodeSandboxOnly)
 		e.as("POST", "/v2/sandbox/clock/reset", nil).wantError(403, payd.CodeSandboxOnly)
+	})
+}
+
+// TestClockResetUndoes: a reset returns the merchant to real time at once
+// (a real-time expiresAt is accepted right after it), the work scheduled
+// in its time is due on real time (a refund taken up a day ahead settles
+// now), a callback created while ahead carries the real time in
+// X-Signature-Timestamp (a verifier on a real clock accepts it), a
+// refused expiresAt says the clock is ahead and by how much, and the
+// advance's bounds cannot be overflowed.
+func TestClockResetUndoes(t *testing.T) {
+	forEachEngine(t, testConfig(), func(t *testing.T, e *env) {
+		real := e.clock.Now()
+		for _, body := range []string{`{"seconds":9223372036854775807}`, `{"seconds":-1}`, `{"seconds":-9223372036854775808}`,
+			`{"seconds":9223372036854775808}`, `{"seconds":31536001}`} {
+			e.as("POST", "/v2/sandbox/clock/advance", body).wantError(400, payd.CodeInvalidParameter)
+		}
+		if r := e.as("GET", "/v2/sandbox/clock", nil).wantOK(); r.num("result.offsetSeconds") != 0 || r.str("result.now") != payd.FormatTime(real) {
+			t.Errorf("a refused advance moved the clock: %s", r.body)
+		}
+		// Ten years ahead in all, no more.
+		for i := 0; i < 10; i++ {
+			e.as("POST", "/v2/sandbox/clock/advance", map[string]any{"seconds": 365 * 24 * 3600}).wantOK()
+		}
+		e.as("POST", "/v2/sandbox/clock/advance", map[string]any{"seconds": 1}).wantError(400, payd.CodeInvalidParameter)
+		e.as("POST", "/v2/sandbox/clock/reset", nil).wantOK()
+
+		rcv := &logReceiver{}
+		srv := httptest.NewServer(rcv)
+		defer srv.Close()
+		key := e.creds.SignatureKey
+		e.as("POST", "/v2/sandbox/clock/advance", map[string]any{"seconds": 24 * 3600}).wantOK()
+		ahead := real.Add(24 * time.Hour)
+		// A real-time expiresAt is refused while ahead, and the answer says why.
+		r := e.as("POST", "/v2/rtp", e.rtpBody(map[string]any{"expiresAt": payd.FormatTime(real.Add(time.Hour))})).wantError(400, payd.CodeExpiresAtWindow)
+		if msg := r.str("errors.0.errorMessage"); !strings.Contains(msg, "1 day ahead of real time") || !strings.Contains(msg, payd.FormatTime(ahead)) {
+			t.Errorf("12006 while ahead: %s", r.body)
+		}
+		rtp := e.createRTP(map[string]any{"callbackUrl": srv.URL, "expiresAt": payd.FormatTime(ahead.Add(time.Hour))})
+		payID := e.as("POST", "/v2/rtp/"+rtp+"/test-accept", map[string]any{"amount": 50.5, "currency": "MDL"}).wantOK().str("result.payId")
+		refund := e.as("POST", "/v2/payments/"+payID+"/refund", map[string]any{"reason": "ahead"}).wantOK().str("result.refundId")
+		proc := &sandbox.Refunds{Store: e.store, Ledger: e.store, Clock: e.clock}
+		proc.RunOnce(t.Context()) // taken up (Requested), due a second later in the merchant's time
+
+		reset := e.as("POST", "/v2/sandbox/clock/reset", nil).wantOK()
+		if reset.str("result.now") != payd.FormatTime(real) || reset.num("result.offsetSeconds") != 0 {
+			t.Errorf("reset: %s", reset.body)
+		}
+		e.as("POST", "/v2/rtp", e.rtpBody(map[string]any{"expiresAt": payd.FormatTime(real.Add(time.Hour))})).wantOK()
+		if c := e.as("GET", "/v2/rtp/"+rtp, nil).wantOK().str("result.createdAt"); c != payd.FormatTime(ahead) {
+			t.Errorf("the RTP created ahead lost its date: %s", c)
+		}
+		e.clock.Advance(time.Second)
+		proc.RunOnce(t.Context())
+		if st := e.as("GET", "/v2/payments/refunds/"+refund, nil).wantOK().str("result.status"); st != "Accepted" {
+			t.Errorf("a refund taken up ahead, a second after the reset: %s", st)
+		}
+		// The callback made while ahead: its body in the merchant's time,
+		// its signature timestamp on the real clock.
+		d := &worker.Delivery{Store: e.store, Client: webhook.NewClient(true), Clock: e.clock, Owner: "reset",
+			Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Jitter: func() float64 { return 0 }}
+		d.RunOnce(t.Context())
+		if len(rcv.got) == 0 {
+			t.Fatal("no callback delivered after the reset")
+		}
+		v := callback.NewVerifier(key)
+		v.Now = e.clock.Now
+		for i, h := range rcv.got {
+			if _, err := v.Verify(h, []byte(rcv.bodies[i])); err != nil {
+				t.Errorf("callback %d (%s) refused by a verifier on the real clock: %v", i, h.Get("X-Callback-Event"), err)
+			}
+		}
+		accepted := 0
+		for i, h := range rcv.got {
+			if h.Get("X-Callback-Event") != string(payd.EventRTPAccepted) {
+				continue
+			}
+			accepted++
+			if ts := h.Get("X-Signature-Timestamp"); ts != strconv.FormatInt(real.UnixMilli(), 10) {
+				t.Errorf("X-Signature-Timestamp %s, want the real time %d", ts, real.UnixMilli())
+			}
+			if !strings.Contains(rcv.bodies[i], `"executedAt":"`+payd.FormatTime(ahead)+`"`) {
+				t.Errorf("the body lost the merchant's time: %s", rcv.bodies[i])
+			}
+		}
+		if accepted != 1 {
+			t.Errorf("%d rtp.accepted callbacks delivered, want 1", accepted)
+		}
 	})
 }

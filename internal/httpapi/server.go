@@ -160,6 +160,9 @@ func (s *Server) api(a area, o routeOpts, h func(*call) error) http.Handler {
 			if errors.Is(err, payd.ErrNotFound) {
 				err = payd.E(payd.CodeInternal) // a handler forgot to map it; never leak
 			}
+			if c.m != nil && c.m.HasClock() {
+				err = clockNote(err, c.m.ClockOffset, c.now)
+			}
 			fail(w, c.r, s.log, err)
 		}
 	})

@@ -366,7 +366,7 @@ func (s *Store) ReplayCallback(ctx context.Context, m *payd.Merchant, id string,
 		if c, err = scanCallback(t.queryRow(ctx, "SELECT "+callbackCols+" FROM callbacks WHERE id = ? AND merchant_id = ?"+s.forUpdate(), id, m.ID)); err != nil {
 			return err
 		}
-		c.Resign(m.SignatureKey, now)
+		c.Resign(m, now)
 		c.State, c.ScheduleStart, c.NextAttemptAt = payd.CallbackPending, c.Attempts, now
 		_, err = t.exec(ctx, `UPDATE callbacks SET state = 'pending', schedule_start = attempts, next_attempt_at = ?, ts = ?, signature = ?,
 			lease_owner = NULL, lease_until = NULL WHERE id = ?`, ms(now), c.Timestamp, c.Signature, id)

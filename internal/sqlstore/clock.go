@@ -10,21 +10,28 @@ import (
 )
 
 // The sandbox's test clock. A merchant's time is real time plus its
-// offset (never less than its floor). Everything the merchant's requests
+// offset. Everything the merchant's requests
 // write is dated in its time, and the background loops give each clocked
 // merchant a pass of its own as of its time, so that its due work (callback
 // retries, sandbox refund settlements, the test aliases' decisions,
 // expiries) is done when its time says so. Its time is never behind real
 // time, so the ordinary passes never do anything early.
 
-// AdvanceClock moves merchantID's clock forward by d.
+// AdvanceClock moves merchantID's clock forward by d, refusing to take it
+// more than payd.MaxClockOffset ahead of real time in all (ErrConflict).
 func (s *Store) AdvanceClock(ctx context.Context, merchantID string, d time.Duration) (*payd.Merchant, error) {
 	var m *payd.Merchant
 	err := s.inTx(ctx, func(t *tx) error {
-		if _, err := t.exec(ctx, "UPDATE merchants SET clock_offset_ms = clock_offset_ms + ? WHERE id = ?", d.Milliseconds(), merchantID); err != nil {
+		res, err := t.exec(ctx, "UPDATE merchants SET clock_offset_ms = clock_offset_ms + ? WHERE id = ? AND clock_offset_ms <= ?",
+			d.Milliseconds(), merchantID, (payd.MaxClockOffset - d).Milliseconds())
+		if err != nil {
 			return fmt.Errorf("advance clock: %w", err)
 		}
-		var err error
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return payd.ErrConflict
+		}
 		m, err = t.merchant(ctx, merchantID)
 		return err
 	})
@@ -35,9 +42,12 @@ func (s *Store) AdvanceClock(ctx context.Context, merchantID string, d time.Dura
 	return m, err
 }
 
-// ResetClock puts merchantID's clock back on real time. Time does not go
-// backwards for what was written: until real time catches up, the
-// merchant's time stays at the moment of the reset.
+// ResetClock puts merchantID's clock back on real time. What was written
+// keeps its dates (an RTP created a day ahead still expires a day ahead),
+// but the work payd had scheduled in the merchant's time (callback
+// retries, refund settlements, the test aliases' decisions) moves back by
+// the offset, to when it would have been due on real time: a refund taken
+// up a day ahead settles now, not in a day.
 func (s *Store) ResetClock(ctx context.Context, merchantID string, real time.Time) (*payd.Merchant, error) {
 	var m *payd.Merchant
 	err := s.inTx(ctx, func(t *tx) error {
@@ -45,11 +55,18 @@ func (s *Store) ResetClock(ctx context.Context, merchantID string, real time.Tim
 		if err != nil {
 			return err
 		}
-		floor := cur.Now(real)
-		if !floor.After(real) {
-			floor = cur.ClockFloor // nothing ahead of real time to protect
+		if off := cur.ClockOffset.Milliseconds(); off != 0 {
+			for _, q := range []string{
+				"UPDATE refunds SET process_at = process_at - ? WHERE merchant_id = ? AND status IN ('Created','Requested') AND process_at > ?",
+				"UPDATE callbacks SET next_attempt_at = next_attempt_at - ? WHERE merchant_id = ? AND state = 'pending' AND next_attempt_at > ?",
+				"UPDATE rtps SET auto_at = auto_at - ? WHERE merchant_id = ? AND auto_action IS NOT NULL AND auto_at > ?",
+			} {
+				if _, err := t.exec(ctx, q, off, merchantID, ms(real)); err != nil {
+					return fmt.Errorf("reset clock: %w", err)
+				}
+			}
 		}
-		if _, err := t.exec(ctx, "UPDATE merchants SET clock_offset_ms = 0, clock_floor_ms = ? WHERE id = ?", nullMSZero(floor), merchantID); err != nil {
+		if _, err := t.exec(ctx, "UPDATE merchants SET clock_offset_ms = 0 WHERE id = ?", merchantID); err != nil {
 			return fmt.Errorf("reset clock: %w", err)
 		}
 		m, err = t.merchant(ctx, merchantID)
@@ -57,21 +74,15 @@ func (s *Store) ResetClock(ctx context.Context, merchantID string, real time.Tim
 	})
 	if err == nil {
 		s.forgetMerchant(merchantID)
+		s.queued()
 	}
 	return m, err
-}
-
-func nullMSZero(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return ms(t)
 }
 
 // ClockedMerchants lists the merchants whose time is not real time (the
 // background loops give them passes of their own).
 func (s *Store) ClockedMerchants(ctx context.Context) ([]*payd.Merchant, error) {
-	rows, err := s.query(ctx, "SELECT "+merchantCols+" FROM merchants m WHERE m.clock_offset_ms <> 0 OR m.clock_floor_ms <> 0")
+	rows, err := s.query(ctx, "SELECT "+merchantCols+" FROM merchants m WHERE m.clock_offset_ms <> 0")
 	if err != nil {
 		return nil, err
 	}

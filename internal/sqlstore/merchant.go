@@ -10,7 +10,7 @@ import (
 )
 
 const merchantCols = `m.id, m.name, m.client_id, m.secret_hash, m.secret_version, m.signature_key,
-	m.active, m.commission_bp, m.iban, m.mcc, m.created_at, m.clock_offset_ms, m.clock_floor_ms`
+	m.active, m.commission_bp, m.iban, m.mcc, m.created_at, m.clock_offset_ms`
 
 // scanMerchant reads a merchant row and opens its sealed signature key.
 func (s *Store) scanMerchant(sc scanner) (*payd.Merchant, error) {
@@ -28,16 +28,13 @@ func scanMerchantRow(sc scanner) (*payd.Merchant, error) {
 	var m payd.Merchant
 	var active int
 	var iban sql.NullString
-	var created, offset, floor int64
+	var created, offset int64
 	if err := sc.Scan(&m.ID, &m.Name, &m.ClientID, &m.SecretHash, &m.SecretVersion, &m.SignatureKey,
-		&active, &m.CommissionBP, &iban, &m.MCC, &created, &offset, &floor); err != nil {
+		&active, &m.CommissionBP, &iban, &m.MCC, &created, &offset); err != nil {
 		return nil, notFound(err)
 	}
 	m.Active, m.IBAN, m.CreatedAt = active == 1, iban.String, payd.UnixMilli(created)
 	m.ClockOffset = time.Duration(offset) * time.Millisecond
-	if floor != 0 {
-		m.ClockFloor = payd.UnixMilli(floor)
-	}
 	return &m, nil
 }
 
