@@ -115,3 +115,14 @@ func TestReferenceID(t *testing.T) {
 		t.Errorf("ReferenceID(42) = %q", got)
 	}
 }
+
+func TestValidIBAN(t *testing.T) {
+	for in, want := range map[string]bool{
+		"MD24AG000225100013104168": true, "md24 ag00 0225 1000 1310 4168": true, "MD88AG000000011621810140": true,
+		"NL43RABO1438227787": true, "MD24AG000225100013104169": false, "MD24": false, "": false, "1D24AG000225100013104168": false,
+	} {
+		if got := ValidIBAN(NormalizeIBAN(in)); got != want {
+			t.Errorf("ValidIBAN(%q) = %v, want %v", in, got, want)
+		}
+	}
+}

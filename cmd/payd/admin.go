@@ -84,11 +84,11 @@ type merchantView struct {
 }
 
 func merchant(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprintln(stdout, "usage: payd merchant create|list|rotate-secret|activate|deactivate")
+	sub, args := args[0], args[1:]
+	if findCommand("merchant "+sub) == nil {
+		groupUsage(stderr, "merchant")
 		return errUsage
 	}
-	sub, args := args[0], args[1:]
 	var name, iban, mcc string
 	var commission int
 	var asJSON bool
@@ -117,6 +117,13 @@ func merchant(ctx context.Context, args []string, getenv func(string) string, st
 	case "create":
 		if name == "" || commission < 0 || commission > 10000 {
 			return errors.New("merchant create needs --name, and --commission between 0 and 10000")
+		}
+		iban = payd.NormalizeIBAN(iban)
+		if iban != "" && !payd.ValidIBAN(iban) {
+			return fmt.Errorf("--iban %q is not an IBAN (two letters, two check digits, up to 30 letters and digits, with a valid checksum)", iban)
+		}
+		if iban == "" && !c.sandbox() {
+			return errors.New("merchant create needs --iban in production: a payer's credit is applied only when it reached the merchant's own account")
 		}
 		cr, err := store.CreateMerchant(ctx, sqlstore.MerchantOptions{Name: name, CommissionBP: commission, IBAN: iban, MCC: mcc}, clock.Now())
 		if err != nil {
@@ -179,11 +186,11 @@ type callbackView struct {
 }
 
 func callbacks(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprintln(stdout, "usage: payd callbacks list [--state S] | resend ID")
+	sub, args := args[0], args[1:]
+	if findCommand("callbacks "+sub) == nil {
+		groupUsage(stderr, "callbacks")
 		return errUsage
 	}
-	sub, args := args[0], args[1:]
 	var state string
 	var limit int
 	var asJSON bool
@@ -255,8 +262,8 @@ func callbacks(ctx context.Context, args []string, getenv func(string) string, s
 // (PAYD_SECRET_KEY or PAYD_SECRET_KEY_FILE), in one transaction. Stop every
 // instance first, then start them with the new key.
 func keysCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "rotate" {
-		fmt.Fprintln(stderr, "usage: payd keys rotate --old-key BASE64 | --old-key-file FILE  (the new key in PAYD_SECRET_KEY or PAYD_SECRET_KEY_FILE)")
+	if args[0] != "rotate" {
+		groupUsage(stderr, "keys")
 		return errUsage
 	}
 	var oldKey, oldFile string
@@ -270,14 +277,14 @@ func keysCmd(ctx context.Context, args []string, getenv func(string) string, std
 	if oldKey == "" && oldFile == "" {
 		return errors.New("keys rotate needs --old-key or --old-key-file")
 	}
-	if c.SecretKey == "" && c.SecretKeyFile == "" {
+	if c.SecretKey == "" {
 		return errors.New("keys rotate needs the new key in PAYD_SECRET_KEY or PAYD_SECRET_KEY_FILE")
 	}
 	old, _, err := sqlstore.LoadSecretKey(c.DatabaseURL, oldKey, oldFile, false)
 	if err != nil {
 		return fmt.Errorf("old key: %w", err)
 	}
-	newKey, _, err := sqlstore.LoadSecretKey(c.DatabaseURL, c.SecretKey, c.SecretKeyFile, false)
+	newKey, _, err := sqlstore.LoadSecretKey(c.DatabaseURL, c.SecretKey, "", false)
 	if err != nil {
 		return err
 	}
@@ -301,8 +308,10 @@ func keysCmd(ctx context.Context, args []string, getenv func(string) string, std
 }
 
 // backup is "payd backup PATH": a consistent online copy of the SQLite
-// database. Keep the secret key (PAYD_SECRET_KEY, or the sandbox's PATH.key
-// file) with it: without the key the signature keys cannot be read.
+// database, and beside it (PATH.key) the sandbox's key file the copy's
+// sealed values need. A key given in PAYD_SECRET_KEY(_FILE) is the
+// operator's to keep, apart from the copy; payd says so. It never creates
+// a database, and both files are readable by their owner only.
 func backup(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	c, fs, err := loadConfig("backup", args, getenv, stderr, nil)
 	if err != nil {
@@ -311,14 +320,44 @@ func backup(ctx context.Context, args []string, getenv func(string) string, stdo
 	if fs.NArg() != 1 {
 		return errors.New("usage: payd backup PATH")
 	}
-	store, err := openStore(ctx, c, payd.SystemClock{}, stderr)
+	dst := fs.Arg(0)
+	src, isSQLite := sqlstore.SQLitePath(c.DatabaseURL)
+	if !isSQLite {
+		return errors.New("payd backup copies SQLite databases; back PostgreSQL up with pg_dump (docs/operations.md)")
+	}
+	if _, err := os.Stat(src); err != nil {
+		return fmt.Errorf("no database to back up at %s (set PAYD_DATABASE_URL to the database payd serves): %w", src, err)
+	}
+	key, err := os.ReadFile(sqlstore.KeyFile(src))
+	switch {
+	case c.SecretKey != "":
+		key = nil // the operator's key: not copied
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("the key file %s of %s is missing, and no PAYD_SECRET_KEY is set: a copy without its key cannot be restored", sqlstore.KeyFile(src), src)
+	case err != nil:
+		return err
+	}
+	if _, err := os.Stat(sqlstore.KeyFile(dst)); err == nil && key != nil {
+		return fmt.Errorf("backup: %s exists", sqlstore.KeyFile(dst))
+	}
+	store, err := sqlstore.Open(c.DatabaseURL)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	if err := store.Backup(ctx, fs.Arg(0)); err != nil {
+	if err := store.Backup(ctx, dst); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "backed up to %s; keep the secret key with it\n", fs.Arg(0))
+	if key == nil {
+		fmt.Fprintf(stdout, "backed up %s to %s (readable by its owner only). Its signature keys are sealed under your PAYD_SECRET_KEY: "+
+			"a restore needs that key, so keep it too, apart from the copy\n", src, dst)
+		return nil
+	}
+	if err := os.WriteFile(sqlstore.KeyFile(dst), key, 0o600); err != nil {
+		os.Remove(dst)
+		return fmt.Errorf("backup: the key file: %w", err)
+	}
+	fmt.Fprintf(stdout, "backed up %s to %s and its key file to %s (both readable by their owner only); restore them together, "+
+		"as the database and its .key file\n", src, dst, sqlstore.KeyFile(dst))
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/netip"
 	"net/url"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -41,7 +42,6 @@ type config struct {
 	MetricsAddr      string
 	Retention        time.Duration
 	SecretKey        string
-	SecretKeyFile    string
 	Instance         string
 	Rails            string // sandbox or iso20022
 	RailsURL         string
@@ -138,8 +138,7 @@ var settings = []setting{
 	}},
 	{"log-format", "PAYD_LOG_FORMAT", "text", "text or json", func(c *config, v string) error { c.LogFormat = v; return nil }},
 	{"retention", "PAYD_RETENTION", "2160h", "delivered callbacks and their attempts, delivered rails orders and the rails inbox are deleted after this long", durationSetting(func(c *config) *time.Duration { return &c.Retention })},
-	{"secret-key", "PAYD_SECRET_KEY", "", "the operator key sealing signature keys at rest: 32 bytes in Base64 (required in production)", func(c *config, v string) error { c.SecretKey = v; return nil }},
-	{"secret-key-file", "PAYD_SECRET_KEY_FILE", "", "a file holding PAYD_SECRET_KEY (the sandbox on SQLite makes PATH.key beside its database when neither is set)", func(c *config, v string) error { c.SecretKeyFile = v; return nil }},
+	{"secret-key", "PAYD_SECRET_KEY", "", "the operator key sealing signature keys at rest: 32 bytes in Base64 (required in production; the sandbox on SQLite makes PATH.key beside its database when it is not set)", func(c *config, v string) error { c.SecretKey = v; return nil }},
 	{"metrics-addr", "PAYD_METRICS_ADDR", "", "serve /metrics on this address of its own (production serves it nowhere else)", func(c *config, v string) error { c.MetricsAddr = v; return nil }},
 	{"pprof-addr", "PAYD_PPROF_ADDR", "", "serve net/http/pprof on this loopback address (off when empty)", func(c *config, v string) error { c.PprofAddr = v; return nil }},
 	{"rails", "PAYD_RAILS", "", "the payment networks' adapter: sandbox (the only one in sandbox mode) or iso20022 (required in production)", func(c *config, v string) error {
@@ -152,6 +151,15 @@ var settings = []setting{
 	{"rails-url", "PAYD_RAILS_URL", "", "the ISO 20022 connector's URL (iso20022 rails)", func(c *config, v string) error { c.RailsURL = v; return nil }},
 	{"rails-key", "PAYD_RAILS_KEY", "", "the shared secret signing rails messages both ways (iso20022 rails)", func(c *config, v string) error { c.RailsKey = v; return nil }},
 	{"instance", "PAYD_INSTANCE", "", "this instance's name in leases (default host:pid)", func(c *config, v string) error { c.Instance = v; return nil }},
+}
+
+func findFlag(flags []string, name string) bool {
+	for _, f := range flags {
+		if f == name {
+			return true
+		}
+	}
+	return false
 }
 
 func durationSetting(field func(*config) *time.Duration) func(*config, string) error {
@@ -181,21 +189,44 @@ func intSetting(field func(*config) *int) func(*config, string) error {
 	}
 }
 
+// secrets are the settings that hold a secret. Each can also be read from a
+// file (flag NAME-file, variable PAYD_…_FILE), so that it need not appear in
+// the process list or the environment.
+var secrets = map[string]bool{"secret-key": true, "rails-key": true}
+
+// errHelp: the user asked for a command's help, which was printed.
+var errHelp = errors.New("help")
+
 // loadConfig reads the settings: a flag wins over its variable, which wins
-// over the default. extra registers a subcommand's own flags.
+// over the default; a secret's file is read when the secret itself is not
+// given. Only the settings the command takes (commands in cli.go) are
+// flags; the others come from their variables. extra registers the
+// command's own flags.
 func loadConfig(name string, args []string, getenv func(string) string, out io.Writer, extra func(*flag.FlagSet)) (*config, *flag.FlagSet, error) {
 	fs := flag.NewFlagSet("payd "+name, flag.ContinueOnError)
 	fs.SetOutput(out)
-	vals := make([]*string, len(settings))
+	cmd := findCommand(name)
+	offered := func(flag string) bool { return cmd == nil || cmd.flags == nil || findFlag(cmd.flags, flag) }
+	none := ""
+	vals, files := make([]*string, len(settings)), make([]*string, len(settings))
 	for i, s := range settings {
-		vals[i] = fs.String(s.flag, "", s.help+" ($"+s.env+", default "+strconv.Quote(s.def)+")")
+		vals[i], files[i] = &none, &none
+		if offered(s.flag) {
+			vals[i] = fs.String(s.flag, "", s.help+" ($"+s.env+", default "+strconv.Quote(s.def)+")")
+		}
+		if secrets[s.flag] && offered(s.flag+"-file") {
+			files[i] = fs.String(s.flag+"-file", "", "a file holding "+s.env+" ($"+s.env+"_FILE)")
+		}
 	}
 	if extra != nil {
 		extra(fs)
 	}
+	if cmd != nil {
+		fs.Usage = commandUsage(fs, cmd)
+	}
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
-			return nil, nil, errUsage
+			return nil, nil, errHelp
 		}
 		return nil, nil, errUsage
 	}
@@ -210,6 +241,19 @@ func loadConfig(name string, args []string, getenv func(string) string, out io.W
 		v := *vals[i]
 		if v == "" {
 			v = getenv(s.env)
+		}
+		if v == "" && secrets[s.flag] {
+			file := *files[i]
+			if file == "" {
+				file = getenv(s.env + "_FILE")
+			}
+			if file != "" {
+				b, err := os.ReadFile(file)
+				if err != nil {
+					return nil, nil, fmt.Errorf("%s_FILE: %w", s.env, err)
+				}
+				v = strings.TrimSpace(string(b))
+			}
 		}
 		if v == "" {
 			v = s.def

@@ -5,14 +5,14 @@
 //	payd [serve] [flags]           serve the API (the default)
 //	payd migrate                   apply database migrations
 //	payd merchant create --name N  provision a merchant (prints JSON credentials)
-//	payd merchant list             list merchants (JSON)
-//	payd merchant rotate-secret ID issue a new client secret (prints JSON)
-//	payd callbacks list [--state S]
-//	payd callbacks resend ID
-//	payd version
+//	payd callbacks list|resend     the callback log
+//	payd keys rotate               re-seal secrets under a new operator key
+//	payd backup PATH               copy a SQLite database with its key file
+//	payd --version
 //
-// Configuration comes from flags, then PAYD_* environment variables, then
-// defaults that work on a laptop.
+// cli.go lists every command with its flags. Configuration comes from
+// flags, then PAYD_* environment variables, then defaults that work on a
+// laptop.
 package main
 
 import (
@@ -67,10 +67,22 @@ func main() {
 // arguments, environment and streams, so tests can run it in-process.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	cmd := "serve"
-	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
-		cmd = "help"
-	} else if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
+	switch {
+	case len(args) > 0 && isHelp(args[0]):
+		usage(stdout)
+		return 0
+	case len(args) > 0 && (args[0] == "--version" || args[0] == "-version"):
+		cmd, args = "version", args[1:]
+	case len(args) > 0 && args[0] != "" && args[0][0] != '-':
 		cmd, args = args[0], args[1:]
+	}
+	if isGroup(cmd) && (len(args) == 0 || isHelp(args[0])) {
+		if len(args) == 0 {
+			groupUsage(stderr, cmd)
+			return 2
+		}
+		groupUsage(stdout, cmd)
+		return 0
 	}
 	var err error
 	switch cmd {
@@ -87,34 +99,22 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "keys":
 		err = keysCmd(ctx, args, getenv, stdout, stderr)
 	case "version":
-		fmt.Fprintln(stdout, versionLine())
-	case "help":
-		fmt.Fprint(stdout, usage)
+		if _, _, err = loadConfig("version", args, getenv, stdout, nil); err == nil {
+			fmt.Fprintln(stdout, versionLine())
+		}
 	default:
-		fmt.Fprintf(stderr, "payd: unknown command %q\n\n%s", cmd, usage)
+		fmt.Fprintf(stderr, "payd: unknown command %q\n\n", cmd)
+		usage(stderr)
 		return 2
 	}
-	if err != nil {
-		if err == errUsage {
-			return 2
-		}
-		fmt.Fprintln(stderr, "payd:", redact(err.Error()))
-		return 1
+	switch {
+	case err == nil:
+		return 0
+	case err == errHelp:
+		return 0
+	case err == errUsage:
+		return 2
 	}
-	return 0
+	fmt.Fprintln(stderr, "payd:", redact(err.Error()))
+	return 1
 }
-
-const usage = `Usage:
-  payd [serve] [flags]             serve the API and the hosted pages (default)
-  payd migrate [flags]             apply database migrations
-  payd merchant create --name NAME [--commission BP] [--iban IBAN] [--mcc MCC]
-  payd merchant list [--json]
-  payd merchant rotate-secret MERCHANT_OR_CLIENT_ID
-  payd callbacks list [--state pending|delivered|failed] [--limit N] [--json]
-  payd callbacks resend CALLBACK_ID
-  payd keys rotate --old-key BASE64 | --old-key-file FILE   re-seal every signature key under PAYD_SECRET_KEY
-  payd backup PATH                 a consistent copy of a SQLite database while it serves (PostgreSQL: pg_dump)
-  payd version
-
-Run "payd serve -h" for the settings; each flag has a PAYD_* variable.
-`

@@ -481,8 +481,11 @@ func TestBackupRestoreDrill(t *testing.T) {
 	before := append([]string(nil), acked...)
 	mu.Unlock()
 	copyPath := filepath.Join(dir, "copy.db")
-	if out, code := runAll(env, "backup", copyPath); code != 0 || !strings.Contains(out, "backed up to") {
+	if out, code := runAll(env, "backup", copyPath); code != 0 || !strings.Contains(out, "backed up") {
 		t.Fatalf("backup under load: %d %s", code, out)
+	}
+	if st, err := os.Stat(copyPath); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("the copy's mode: %v %v, want 0600", st.Mode(), err)
 	}
 	time.Sleep(200 * time.Millisecond)
 	stop()
@@ -558,5 +561,107 @@ func TestAccessLinesFollowLogFormat(t *testing.T) {
 				t.Fatalf("%d access lines for the request in:\n%s", len(access), logs.String())
 			}
 		})
+	}
+}
+
+// TestBackupKeepsItsKey: payd backup writes the sandbox's key file beside
+// the copy, both readable by their owner only (the live database too); a
+// copy restored with its key serves its merchants, one restored without it
+// refuses to start and makes no key, and a backup never creates a database.
+func TestBackupKeepsItsKey(t *testing.T) {
+	dir := t.TempDir()
+	live := filepath.Join(dir, "live.db")
+	env := map[string]string{"PAYD_DATABASE_URL": "sqlite:" + live, "NO_TEST_KEY": "1"}
+	cr := newMerchantCreds(t, env)
+	if st, err := os.Stat(live); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("the live database's mode: %v %v, want 0600", st.Mode(), err)
+	}
+	copyPath := filepath.Join(dir, "copy.db")
+	if out, code := runAll(env, "backup", copyPath); code != 0 || !strings.Contains(out, copyPath+".key") {
+		t.Fatalf("backup: %d %s", code, out)
+	}
+	for _, f := range []string{copyPath, copyPath + ".key"} {
+		if st, err := os.Stat(f); err != nil || st.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v %v, want 0600", f, st.Mode(), err)
+		}
+	}
+	if a, b := readFile(t, live+".key"), readFile(t, copyPath+".key"); a != b {
+		t.Error("the backed-up key file differs from the live one")
+	}
+	// Restored with its key: the merchant's token and signature key work.
+	restored := map[string]string{"PAYD_DATABASE_URL": "sqlite:" + copyPath, "NO_TEST_KEY": "1"}
+	s := startServer(t, restored)
+	status, body := post(t, s.base+"/v2/auth/token", "", map[string]string{"clientId": cr.ClientID, "clientSecret": cr.ClientSecret})
+	if status != 200 {
+		t.Errorf("token on the restored copy: %d %v", status, body)
+	}
+	s.shutdown(t)
+	// Restored without it: refused, naming the file, and no key is made.
+	os.Remove(copyPath + ".key")
+	out, code := runAll(restored, "serve", "--addr", "127.0.0.1:0")
+	if code == 0 || !strings.Contains(out, copyPath+".key is missing") {
+		t.Errorf("a copy without its key file: %d %q", code, out)
+	}
+	if _, err := os.Stat(copyPath + ".key"); err == nil {
+		t.Error("payd made a new key for a database holding sealed values")
+	}
+	// With another key: refused at start.
+	other := map[string]string{"PAYD_DATABASE_URL": "sqlite:" + copyPath, "PAYD_SECRET_KEY": storetest.SecretKeyB64}
+	if out, code := runAll(other, "serve", "--addr", "127.0.0.1:0"); code == 0 || !strings.Contains(out, "not the key they were sealed with") {
+		t.Errorf("a copy with another key: %d %q", code, out)
+	}
+	// No database: nothing is created.
+	empty := filepath.Join(dir, "none", "payd.db")
+	if out, code := runAll(map[string]string{"PAYD_DATABASE_URL": "sqlite:" + empty}, "backup", filepath.Join(dir, "x.db")); code == 0 || !strings.Contains(out, "no database") {
+		t.Errorf("backup without a database: %d %q", code, out)
+	}
+	if _, err := os.Stat(empty); err == nil {
+		t.Error("backup created a database")
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestCommandHelp: each command's -h shows its own flags and an example,
+// not serve's settings; the groups list their commands; --version works.
+func TestCommandHelp(t *testing.T) {
+	out, code := runAll(nil, "merchant", "create", "-h")
+	if code != 0 || !strings.Contains(out, "Example:") || !strings.Contains(out, "-iban") || strings.Contains(out, "-addr") ||
+		strings.Contains(out, "-callback-schedule") || strings.Count(out, "\n") > 30 {
+		t.Errorf("payd merchant create -h (%d):\n%s", code, out)
+	}
+	for _, group := range []string{"merchant", "callbacks", "keys"} {
+		out, code := runAll(nil, group, "-h")
+		if code != 0 || !strings.Contains(out, "payd "+group+" ") || strings.Contains(out, "unknown command") {
+			t.Errorf("payd %s -h (%d):\n%s", group, code, out)
+		}
+	}
+	if out, code := runAll(nil, "merchant", "-h"); !strings.Contains(out, "payd merchant rotate-secret") || code != 0 {
+		t.Errorf("payd merchant -h lists no rotate-secret:\n%s", out)
+	}
+	for _, args := range [][]string{{"--version"}, {"-version"}, {"version"}} {
+		if out, code := runAll(nil, args...); code != 0 || !strings.HasPrefix(out, "payd ") {
+			t.Errorf("payd %v: %d %q", args, code, out)
+		}
+	}
+	if out, code := runAll(nil, "serve", "-h"); code != 0 || !strings.Contains(out, "-callback-schedule") || !strings.Contains(out, "-rails-key-file") {
+		t.Errorf("payd serve -h lacks settings (%d):\n%s", code, out)
+	}
+	// A secret from its file.
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "rails.key")
+	os.WriteFile(keyFile, []byte("a-shared-secret-from-a-file\n"), 0o600)
+	c, _, err := loadConfig("serve", nil, func(k string) string {
+		return map[string]string{"PAYD_RAILS_KEY_FILE": keyFile}[k]
+	}, io.Discard, nil)
+	if err != nil || c.RailsKey != "a-shared-secret-from-a-file" {
+		t.Errorf("PAYD_RAILS_KEY_FILE: %q %v", c.RailsKey, err)
 	}
 }

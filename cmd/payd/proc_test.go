@@ -198,7 +198,7 @@ func (h *hookLog) seen(subject string) int {
 
 func newMerchantCreds(t *testing.T, env map[string]string) payd.Credentials {
 	t.Helper()
-	out, code := runCmd(t, env, "merchant", "create", "--name", "Shop", "--commission", "150")
+	out, code := runCmd(t, env, "merchant", "create", "--name", "Shop", "--commission", "150", "--iban", "MD24AG000225100013104168")
 	var cr payd.Credentials
 	if code != 0 || json.Unmarshal([]byte(out), &cr) != nil {
 		t.Fatalf("merchant create: %d %s", code, out)

@@ -48,7 +48,7 @@ const loopStartDelay = 300 * time.Millisecond
 // openStore opens and migrates the database, with the operator's secret
 // key (made beside the database for a sandbox on SQLite; note says so).
 func openStore(ctx context.Context, c *config, clock payd.Clock, note io.Writer) (*sqlstore.Store, error) {
-	key, created, err := sqlstore.LoadSecretKey(c.DatabaseURL, c.SecretKey, c.SecretKeyFile, c.sandbox())
+	key, created, err := sqlstore.LoadSecretKey(c.DatabaseURL, c.SecretKey, "", c.sandbox())
 	if errors.Is(err, sqlstore.ErrNoSecretKey) && c.sandbox() {
 		err = fmt.Errorf("%w (the sandbox makes one only beside a SQLite database)", err)
 	}
@@ -67,6 +67,10 @@ func openStore(ctx context.Context, c *config, clock payd.Clock, note io.Writer)
 		return nil, err
 	}
 	if _, err := store.Migrate(ctx, clock.Now()); err != nil {
+		store.Close()
+		return nil, err
+	}
+	if err := store.CheckSecretKey(ctx); err != nil {
 		store.Close()
 		return nil, err
 	}

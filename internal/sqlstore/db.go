@@ -92,7 +92,7 @@ func Open(url string) (*Store, error) {
 		s.inserts.init(s, insertWriters, 0, s.inserts.serve)
 		return s, nil
 	}
-	path, ok := sqlitePath(url)
+	path, ok := SQLitePath(url)
 	if !ok {
 		return nil, errors.New("open sqlite: empty path")
 	}
@@ -100,6 +100,13 @@ func Open(url string) (*Store, error) {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("open sqlite: %w", err)
 		}
+	}
+	// A new database is made readable by its owner only; SQLite gives its
+	// -wal and -shm files the database file's mode.
+	if f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+		f.Close()
+	} else if !errors.Is(err, os.ErrExist) {
+		return nil, fmt.Errorf("open sqlite: %w", err)
 	}
 	// temp_store(MEMORY): group commit runs each use case in a savepoint,
 	// whose statement journal SQLite otherwise writes to a temporary file
@@ -409,8 +416,8 @@ func notFound(err error) error {
 	return err
 }
 
-// sqlitePath is the file of a SQLite database URL.
-func sqlitePath(url string) (string, bool) {
+// SQLitePath is the file of a SQLite database URL; false for PostgreSQL.
+func SQLitePath(url string) (string, bool) {
 	if strings.HasPrefix(url, "postgres://") || strings.HasPrefix(url, "postgresql://") {
 		return "", false
 	}

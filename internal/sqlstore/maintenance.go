@@ -9,16 +9,25 @@ import (
 )
 
 // Backup writes a consistent copy of a SQLite database to path while it
-// serves (VACUUM INTO reads one snapshot; writers go on). path must not
-// exist. PostgreSQL is backed up with pg_dump instead.
+// serves (VACUUM INTO reads one snapshot; writers go on), readable by its
+// owner only. path must not exist. PostgreSQL is backed up with pg_dump
+// instead.
 func (s *Store) Backup(ctx context.Context, path string) error {
 	if s.engine != SQLite {
 		return errors.New("backup copies SQLite databases; for PostgreSQL use pg_dump (docs/operations.md)")
 	}
-	if _, err := os.Stat(path); err == nil {
+	// VACUUM INTO writes into an empty file as it finds it, so the copy
+	// gets this file's mode rather than one the umask decides.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
 		return fmt.Errorf("backup: %s exists", path)
 	}
+	if err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	f.Close()
 	if _, err := s.w.ExecContext(ctx, "VACUUM INTO ?", path); err != nil {
+		os.Remove(path)
 		return fmt.Errorf("backup: %w", err)
 	}
 	return nil

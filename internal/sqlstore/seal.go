@@ -5,6 +5,7 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
+	"database/sql"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -120,14 +121,24 @@ func LoadSecretKey(dbURL, keyB64, keyFile string, create bool) (key []byte, crea
 		k, err := decode(string(b), "PAYD_SECRET_KEY_FILE "+keyFile)
 		return k, "", err
 	}
-	path, isSQLite := sqlitePath(dbURL)
+	path, isSQLite := SQLitePath(dbURL)
 	if !create || !isSQLite {
 		return nil, "", ErrNoSecretKey
 	}
-	path += ".key"
+	db := path
+	path = KeyFile(db)
 	if b, err := os.ReadFile(path); err == nil {
 		k, err := decode(string(b), "the key file "+path)
 		return k, "", err
+	}
+	// A new key opens nothing that is already sealed: a database restored
+	// without its key file must not start with a fresh one.
+	if sealed, err := holdsSealedValues(db); err != nil {
+		return nil, "", err
+	} else if sealed {
+		return nil, "", fmt.Errorf("the database %s holds signature keys sealed under an operator key, but its key file %s is missing: "+
+			"put back the key file saved with it (payd backup writes it beside the copy as COPY.key), or give the key in PAYD_SECRET_KEY_FILE; "+
+			"payd will not make a new key for sealed data", db, path)
 	}
 	k := make([]byte, 32)
 	if _, err := rand.Read(k); err != nil {
@@ -148,6 +159,50 @@ func LoadSecretKey(dbURL, keyB64, keyFile string, create bool) (key []byte, crea
 		err = cerr
 	}
 	return k, path, err
+}
+
+// KeyFile is where the sandbox keeps the operator key of the SQLite
+// database at path when none is configured: beside it, as path.key.
+func KeyFile(path string) string { return path + ".key" }
+
+// holdsSealedValues reports whether the SQLite database at path exists and
+// holds a sealed value.
+func holdsSealedValues(path string) (bool, error) {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(10000)")
+	if err != nil {
+		return false, err
+	}
+	defer db.Close()
+	var n int
+	err = db.QueryRow("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'merchants'").Scan(&n)
+	if err != nil || n == 0 {
+		return false, err
+	}
+	err = db.QueryRow("SELECT COUNT(*) FROM merchants WHERE signature_key LIKE '" + sealedPrefix + "%'").Scan(&n)
+	return n > 0, err
+}
+
+// CheckSecretKey makes sure the store's key opens the values already
+// sealed in the database (one is enough: they are all sealed under one
+// key), so that payd refuses to start with the wrong key instead of
+// failing on every merchant it reads.
+func (s *Store) CheckSecretKey(ctx context.Context) error {
+	var v string
+	err := s.queryRow(ctx, "SELECT signature_key FROM merchants WHERE signature_key LIKE '"+sealedPrefix+"%' LIMIT 1").Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := s.open(v); err != nil {
+		return fmt.Errorf("the operator key does not open this database's sealed signature keys: it is not the key they were sealed with "+
+			"(restore the database with the key file saved beside it, or set PAYD_SECRET_KEY to that key): %w", err)
+	}
+	return nil
 }
 
 // SealLegacy seals the signature keys and stored responses written before
