@@ -55,7 +55,9 @@ func findCommand(name string) *command {
 }
 
 // isHelp reports whether arg asks for help.
-func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" || arg == "help" }
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "-help" || arg == "--help" || arg == "help"
+}
 
 // isGroup reports whether name is a command that takes a subcommand.
 func isGroup(name string) bool {
