@@ -47,6 +47,7 @@ type config struct {
 	RailsURL         string
 	RailsKey         string
 	CallbackAllow    []netip.Prefix
+	TrustedProxies   []netip.Prefix
 }
 
 func (c *config) sandbox() bool { return c.Mode == "sandbox" }
@@ -103,20 +104,10 @@ var settings = []setting{
 		}
 		return nil
 	}},
-	{"callback-allow", "PAYD_CALLBACK_ALLOW", "", "address ranges (CIDR, comma-separated) callbacks may reach even in production, e.g. the operator's own network", func(c *config, v string) error {
-		c.CallbackAllow = nil
-		for _, p := range strings.Split(v, ",") {
-			if p = strings.TrimSpace(p); p == "" {
-				continue
-			}
-			pr, err := netip.ParsePrefix(p)
-			if err != nil {
-				return fmt.Errorf("bad address range %q (want CIDR, e.g. 10.1.0.0/16)", p)
-			}
-			c.CallbackAllow = append(c.CallbackAllow, pr)
-		}
-		return nil
-	}},
+	{"callback-allow", "PAYD_CALLBACK_ALLOW", "", "address ranges (CIDR, comma-separated) callbacks may reach even in production, e.g. the operator's own network",
+		prefixesSetting(func(c *config) *[]netip.Prefix { return &c.CallbackAllow })},
+	{"trusted-proxies", "PAYD_TRUSTED_PROXIES", "", "the reverse proxies (CIDR, comma-separated) whose X-Forwarded-For names the client: rate limits and logs use that address",
+		prefixesSetting(func(c *config) *[]netip.Prefix { return &c.TrustedProxies })},
 	{"callback-lease", "PAYD_CALLBACK_LEASE", "30s", "how long an instance holds a claimed callback before another may take it", durationSetting(func(c *config) *time.Duration { return &c.CallbackLease })},
 	{"token-rate-client", "PAYD_TOKEN_RATE_CLIENT", "20", "token requests per minute per clientId and source address", intSetting(func(c *config) *int { return &c.TokenRateClient })},
 	{"token-rate-addr", "PAYD_TOKEN_RATE_ADDR", "60", "token requests per minute per source address", intSetting(func(c *config) *int { return &c.TokenRateAddr })},
@@ -151,6 +142,29 @@ var settings = []setting{
 	{"rails-url", "PAYD_RAILS_URL", "", "the ISO 20022 connector's URL (iso20022 rails)", func(c *config, v string) error { c.RailsURL = v; return nil }},
 	{"rails-key", "PAYD_RAILS_KEY", "", "the shared secret signing rails messages both ways (iso20022 rails)", func(c *config, v string) error { c.RailsKey = v; return nil }},
 	{"instance", "PAYD_INSTANCE", "", "this instance's name in leases (default host:pid)", func(c *config, v string) error { c.Instance = v; return nil }},
+}
+
+// prefixesSetting reads comma-separated CIDR ranges.
+func prefixesSetting(field func(*config) *[]netip.Prefix) func(*config, string) error {
+	return func(c *config, v string) error {
+		var out []netip.Prefix
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p == "" {
+				continue
+			}
+			pr, err := netip.ParsePrefix(p)
+			if err != nil {
+				if a, aerr := netip.ParseAddr(p); aerr == nil {
+					pr = netip.PrefixFrom(a, a.BitLen()) // one address
+				} else {
+					return fmt.Errorf("bad address range %q (want CIDR, e.g. 10.1.0.0/16)", p)
+				}
+			}
+			out = append(out, pr.Masked())
+		}
+		*field(c) = out
+		return nil
+	}
 }
 
 func findFlag(flags []string, name string) bool {

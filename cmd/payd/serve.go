@@ -135,7 +135,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Sandbox: c.sandbox(), PublicURL: c.PublicURL, TokenTTL: c.TokenTTL, MaxBodyBytes: c.MaxBodyBytes,
 		AllowHTTPURLs: c.AllowHTTPURLs, TokenRateClient: c.TokenRateClient, TokenRateAddr: c.TokenRateAddr,
 		RefundDelay: c.RefundDelay, CheckoutLife: c.CheckoutLife, Currencies: c.Currencies, Version: version,
-		MaxInFlight: c.MaxInFlight, QueueWait: c.QueueWait, AccessLog: access,
+		MaxInFlight: c.MaxInFlight, QueueWait: c.QueueWait, AccessLog: access, TrustedProxies: c.TrustedProxies,
 	}, store, clock, log, pages)
 
 	srv := &http.Server{

@@ -40,6 +40,7 @@ func NewAccessLog(w io.Writer, json bool) *AccessLog {
 type accessEntry struct {
 	at                             time.Time
 	requestID, method, path, route string
+	client                         string // the client's address (client.go)
 	status                         int
 	duration                       time.Duration
 	merchantID                     string // "" when no merchant authenticated
@@ -49,7 +50,7 @@ type accessEntry struct {
 func (e *accessEntry) record() slog.Record {
 	rec := slog.NewRecord(e.at, slog.LevelInfo, "request", 0)
 	rec.AddAttrs(slog.String("request_id", e.requestID), slog.String("method", e.method), slog.String("path", e.path),
-		slog.String("route", e.route), slog.Int("status", e.status), slog.Duration("duration", e.duration))
+		slog.String("route", e.route), slog.String("client", e.client), slog.Int("status", e.status), slog.Duration("duration", e.duration))
 	if e.merchantID != "" {
 		rec.AddAttrs(slog.String("merchant_id", e.merchantID))
 	}
@@ -102,7 +103,7 @@ func (a *AccessLog) appendLine(b []byte, e *accessEntry) ([]byte, bool) {
 		p        plainness
 	}
 	strs := [...]attr{{key: "request_id", val: e.requestID}, {key: "method", val: e.method}, {key: "path", val: e.path},
-		{key: "route", val: e.route}, {key: "merchant_id", val: e.merchantID}}
+		{key: "route", val: e.route}, {key: "client", val: e.client}, {key: "merchant_id", val: e.merchantID}}
 	n := len(strs)
 	if e.merchantID == "" {
 		n-- // not logged
@@ -138,7 +139,7 @@ func (a *AccessLog) appendLine(b []byte, e *accessEntry) ([]byte, bool) {
 		b = appendRFC3339Millis(b, t)
 		b = append(b, " level=INFO msg=request"...)
 	}
-	for _, s := range strs[:4] {
+	for _, s := range strs[:5] {
 		str(s)
 	}
 	if a.json {
@@ -149,7 +150,7 @@ func (a *AccessLog) appendLine(b []byte, e *accessEntry) ([]byte, bool) {
 		b = append(append(b, " duration="...), e.duration.String()...)
 	}
 	if n == len(strs) {
-		str(strs[4])
+		str(strs[5])
 	}
 	if a.json {
 		b = append(b, '}')

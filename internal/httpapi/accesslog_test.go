@@ -30,14 +30,14 @@ func slogLine(t testing.TB, e *accessEntry, json bool) string {
 // FuzzAccessLine: whenever AccessLog writes a line itself, it is the line
 // slog's handler writes for the same record, byte for byte, in both formats.
 func FuzzAccessLine(f *testing.F) {
-	f.Add("0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "GET", "/v2/rtp/0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "GET /v2/rtp/{id}", 200, int64(1234567), int64(1764108000123456789), "0190a1b2-0000-7000-8000-000000000001")
-	f.Add("x", "POST", "/v2/rtp", "unmatched", 404, int64(999), int64(0), "")
-	f.Add("id", "GET", "/a=b", "GET /", 200, int64(-1), int64(1), "m")
-	f.Add("id", "GET", "/é", "GET  /x", 499, int64(3_600_000_000_000), int64(-62135596800000000), "")
-	f.Add("", "GET", "/\\", "", 0, int64(1), int64(1764108000999999999), " ")
-	f.Add("id", "GET", "/", "GET /", 200, int64(1), int64(1764108000123456790), "")
-	f.Add("id", "GET", "/", "GET /", 200, int64(1), int64(1764108000123456811), "") // an offset of 115 h
-	f.Fuzz(func(t *testing.T, id, method, path, route string, status int, d, at int64, merchant string) {
+	f.Add("0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "GET", "/v2/rtp/0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "GET /v2/rtp/{id}", "127.0.0.1", 200, int64(1234567), int64(1764108000123456789), "0190a1b2-0000-7000-8000-000000000001")
+	f.Add("x", "POST", "/v2/rtp", "unmatched", "2001:db8::1", 404, int64(999), int64(0), "")
+	f.Add("id", "GET", "/a=b", "GET /", "", 200, int64(-1), int64(1), "m")
+	f.Add("id", "GET", "/é", "GET  /x", "10.0.0.1", 499, int64(3_600_000_000_000), int64(-62135596800000000), "")
+	f.Add("", "GET", "/\\", "", "a b", 0, int64(1), int64(1764108000999999999), " ")
+	f.Add("id", "GET", "/", "GET /", "1.2.3.4", 200, int64(1), int64(1764108000123456790), "")
+	f.Add("id", "GET", "/", "GET /", "1.2.3.4", 200, int64(1), int64(1764108000123456811), "") // an offset of 115 h
+	f.Fuzz(func(t *testing.T, id, method, path, route, client string, status int, d, at int64, merchant string) {
 		// The offset of the time's zone comes from its low bits: UTC, a
 		// whole or half hour either way, or any number of seconds.
 		loc := time.UTC
@@ -47,7 +47,7 @@ func FuzzAccessLine(f *testing.F) {
 		case z%3 == 2:
 			loc = time.FixedZone("", z*int(at%97))
 		}
-		e := &accessEntry{at: time.Unix(0, at).In(loc), requestID: id, method: method, path: path, route: route,
+		e := &accessEntry{at: time.Unix(0, at).In(loc), requestID: id, method: method, path: path, route: route, client: client,
 			status: status, duration: time.Duration(d), merchantID: merchant}
 		for _, json := range []bool{false, true} {
 			a := NewAccessLog(nil, json)
@@ -67,7 +67,7 @@ func FuzzAccessLine(f *testing.F) {
 // they do not, and the two lines read the same way.
 func TestAccessLineWrittenOnce(t *testing.T) {
 	e := accessEntry{at: time.Date(2026, 11, 25, 22, 0, 0, 123456789, time.UTC), requestID: "r-1", method: "GET",
-		path: "/v2/rtp/0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", route: "GET /v2/rtp/{id}", status: 200, duration: 1500 * time.Microsecond,
+		path: "/v2/rtp/0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", route: "GET /v2/rtp/{id}", client: "192.0.2.7", status: 200, duration: 1500 * time.Microsecond,
 		merchantID: "0190a1b2-0000-7000-8000-000000000001"}
 	for _, json := range []bool{false, true} {
 		var buf bytes.Buffer

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -67,7 +66,7 @@ func (s *Server) handleToken(c *call) error {
 	if len(o.errs) > 0 || clientID == "" || secret == "" {
 		return payd.E(payd.CodeMissingCredentials)
 	}
-	if err := s.limits.client.allow(clientID+" "+remoteHost(c.r), c.now); err != nil {
+	if err := s.limits.client.allow(clientID+" "+clientOf(c.r), c.now); err != nil {
 		return err
 	}
 	m, err := s.store.MerchantByClientID(c.r.Context(), clientID)
@@ -112,16 +111,8 @@ func newTokenLimits(perClient, perAddr int) *tokenLimits {
 	return &tokenLimits{client: newKeyedLimiter(perClient), addr: newKeyedLimiter(perAddr), failed: newKeyedLimiter(FailedTokenAttempts)}
 }
 
-func remoteHost(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
-
 // limitAddr is the per-address check, made before the body is read.
-func (s *Server) limitAddr(c *call) error { return s.limits.addr.allow(remoteHost(c.r), c.now) }
+func (s *Server) limitAddr(c *call) error { return s.limits.addr.allow(clientOf(c.r), c.now) }
 
 // keyedLimiter is a token bucket per key: perMinute requests a minute,
 // with a burst of the same size.

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/netip"
 	"strconv"
 	"strings"
 	"testing"
@@ -448,5 +450,85 @@ func TestRequestSchemasAreClosed(t *testing.T) {
 	}
 	if len(rf.of("POST /v2/checkouts/{id}/cancel").members) != 0 {
 		t.Error("checkout cancel takes members")
+	}
+}
+
+// TestTrustedProxies: behind a trusted proxy the per-address limit is per
+// client (the right-most untrusted X-Forwarded-For entry), so one busy
+// client does not lock out the others; without the setting, or from a
+// peer that is not trusted, X-Forwarded-For is ignored (a client cannot
+// spoof its way past the limit).
+func TestTrustedProxies(t *testing.T) {
+	token := func(e *env, xff ...string) int {
+		req, _ := http.NewRequest("POST", e.srv.URL+"/v2/auth/token", strings.NewReader(`{"clientId":"x","clientSecret":"y"}`))
+		req.Header.Set("Content-Type", "application/json")
+		for _, v := range xff {
+			req.Header.Add("X-Forwarded-For", v)
+		}
+		res, err := e.srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	cfg := testConfig()
+	cfg.TokenRateAddr = 5
+	cfg.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("10.0.0.0/8")}
+	forEachEngine(t, cfg, func(t *testing.T, e *env) {
+		// The client's own entries (left of what the proxies appended) do not count.
+		for i := 0; i < 5; i++ {
+			if s := token(e, "203.0.113."+strconv.Itoa(i)+", 198.51.100.1", "10.1.1.1"); s != 401 {
+				t.Fatalf("request %d of client A: %d", i, s)
+			}
+		}
+		if s := token(e, "198.51.100.1"); s != 429 {
+			t.Errorf("client A past its limit: %d, want 429", s)
+		}
+		if s := token(e, "198.51.100.2"); s != 401 {
+			t.Errorf("client B behind the same proxy: %d, want 401 (not limited)", s)
+		}
+		// Every hop trusted: the left-most is the client.
+		if s := token(e, "10.9.9.9"); s != 401 {
+			t.Errorf("a client inside the trusted range: %d", s)
+		}
+	})
+	cfg.TrustedProxies = nil
+	forEachEngine(t, cfg, func(t *testing.T, e *env) {
+		for i := 0; i < 5; i++ {
+			token(e, "198.51.100."+strconv.Itoa(i))
+		}
+		if s := token(e, "198.51.100.99"); s != 429 {
+			t.Errorf("without trusted proxies X-Forwarded-For changed the limit: %d, want 429", s)
+		}
+	})
+}
+
+func TestClientAddr(t *testing.T) {
+	s := &Server{cfg: Config{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("::1/128")}}}
+	for _, c := range []struct {
+		peer string
+		xff  []string
+		want string
+	}{
+		{"10.0.0.5:1234", nil, "10.0.0.5"},
+		{"10.0.0.5:1234", []string{"198.51.100.7"}, "198.51.100.7"},
+		{"10.0.0.5:1234", []string{"1.1.1.1, 198.51.100.7, 10.0.0.9"}, "198.51.100.7"},
+		{"10.0.0.5:1234", []string{"1.1.1.1", "198.51.100.7"}, "198.51.100.7"},
+		{"10.0.0.5:1234", []string{"garbage, 198.51.100.7"}, "198.51.100.7"},
+		{"10.0.0.5:1234", []string{"198.51.100.7, unknown"}, "10.0.0.5"},
+		{"10.0.0.5:1234", []string{"[2001:db8::7]:443"}, "2001:db8::7"},
+		{"10.0.0.5:1234", []string{"::ffff:198.51.100.8"}, "198.51.100.8"},
+		{"[::1]:80", []string{"2001:db8::9"}, "2001:db8::9"},
+		{"192.0.2.1:80", []string{"198.51.100.7"}, "192.0.2.1"}, // not a trusted peer
+	} {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.RemoteAddr = c.peer
+		for _, v := range c.xff {
+			r.Header.Add("X-Forwarded-For", v)
+		}
+		if got := s.clientAddr(r); got != c.want {
+			t.Errorf("peer %s, X-Forwarded-For %q: %s, want %s", c.peer, c.xff, got, c.want)
+		}
 	}
 }

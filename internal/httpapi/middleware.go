@@ -108,7 +108,8 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			id = newRequestID()
 		}
 		w.Header().Set("X-Request-Id", id)
-		r = r.WithContext(context.WithValue(r.Context(), requestIDKey, id))
+		client := s.clientAddr(r)
+		r = r.WithContext(withClient(context.WithValue(r.Context(), requestIDKey, id), client))
 		sw := &statusWriter{ResponseWriter: w}
 		defer func() {
 			if v := recover(); v != nil {
@@ -132,7 +133,8 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			if !h.Enabled(r.Context(), slog.LevelInfo) {
 				return
 			}
-			e := accessEntry{at: time.Now(), requestID: id, method: r.Method, path: r.URL.Path, route: route, status: sw.status, duration: d}
+			e := accessEntry{at: time.Now(), requestID: id, method: r.Method, path: r.URL.Path, route: route, client: client,
+				status: sw.status, duration: d}
 			if m := merchantFrom(r.Context()); m != nil {
 				e.merchantID = m.ID
 			}

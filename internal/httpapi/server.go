@@ -8,6 +8,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -36,6 +37,9 @@ type Config struct {
 	// AccessLog writes the access lines straight into the log's writer
 	// (accesslog.go); nil: through the logger.
 	AccessLog *AccessLog
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
+	// the client (client.go).
+	TrustedProxies []netip.Prefix
 }
 
 // Defaults fills the zero fields of c with the contract's defaults.
