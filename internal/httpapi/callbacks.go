@@ -65,7 +65,7 @@ func callbackItemOf(c *payd.Callback) callbackItem {
 func (s *Server) handleCallbackList(c *call) error {
 	q := newQuery(c)
 	f := sqlstore.CallbackFilter{MerchantID: c.m.ID}
-	f.Count, f.Offset = q.paging(true, pagingParam)
+	f.Count, f.Offset = q.paging(defaultPage, pagingParam)
 	_, f.Desc = q.sorting([]string{"createdAt"}, "createdAt", func(p string) *payd.Error {
 		return payd.Invalid(p, "sortBy must be createdAt and order asc or desc")
 	})

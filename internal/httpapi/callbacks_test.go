@@ -80,7 +80,11 @@ func TestCallbackLog(t *testing.T) {
 			}
 		}
 		e.as("GET", "/v2/callbacks?count=10&offset=0&state=Gone", nil).wantError(400, payd.CodeInvalidParameter)
-		e.as("GET", "/v2/callbacks?offset=0", nil).wantError(400, payd.CodeInvalidParameter)
+		e.as("GET", "/v2/callbacks?count=1001", nil).wantError(400, payd.CodeInvalidParameter)
+		e.as("GET", "/v2/callbacks?sortBy=attempts", nil).wantError(400, payd.CodeInvalidParameter)
+		if n := e.as("GET", "/v2/callbacks", nil).wantOK().num("result.totalCount"); n < 1 {
+			t.Errorf("the callback list without count or offset: %v callbacks", n)
+		}
 
 		got := e.as("GET", "/v2/callbacks/"+id, nil).wantOK()
 		rcv.mu.Lock()

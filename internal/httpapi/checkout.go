@@ -133,7 +133,7 @@ func (s *Server) handleCheckoutList(c *call) error {
 	q := newQuery(c)
 	paging := func(p string) *payd.Error { return payd.E(payd.CodeCheckoutPaging, "parameter", p) }
 	f := sqlstore.CheckoutFilter{MerchantID: c.m.ID}
-	f.Count, f.Offset = q.paging(false, paging)
+	f.Count, f.Offset = q.paging(0, paging)
 	f.SortBy, f.Desc = q.sorting(checkoutSortFields, "createdAt", paging)
 	f.ID, f.OrderID = q.id("id"), q.text("orderId", 100)
 	if v := q.str("status"); v != "" {
@@ -158,11 +158,19 @@ func (s *Server) handleCheckoutList(c *call) error {
 	if err := q.err(); err != nil {
 		return err
 	}
-	cos, total, err := s.store.Checkouts(c.r.Context(), f, c.now)
-	if err != nil {
-		return err
+	page := func(offset, count int, counted bool) ([]checkoutRecord, int, error) {
+		f.Offset, f.Count, f.Uncounted = offset, count, !counted
+		cos, total, err := s.store.Checkouts(c.r.Context(), f, c.now)
+		if err != nil {
+			return nil, 0, err
+		}
+		items, err := s.checkoutRecords(c, cos)
+		return items, total, err
 	}
-	items, err := s.checkoutRecords(c, cos)
+	if f.Count == 0 {
+		return streamAll(c, f.Offset, page)
+	}
+	items, total, err := page(f.Offset, f.Count, true)
 	if err != nil {
 		return err
 	}

@@ -56,7 +56,7 @@ var paymentSortFields = []string{"executedAt", "amount", "status", "orderId", "c
 func (s *Server) handlePaymentList(c *call) error {
 	q := newQuery(c)
 	f := sqlstore.PaymentFilter{MerchantID: c.m.ID}
-	f.Count, f.Offset = q.paging(false, pagingParam)
+	f.Count, f.Offset = q.paging(0, pagingParam)
 	f.SortBy, f.Desc = q.sorting(paymentSortFields, "executedAt", func(p string) *payd.Error {
 		return payd.E(payd.CodeQRSorting, "parameter", p)
 	})
@@ -83,13 +83,24 @@ func (s *Server) handlePaymentList(c *call) error {
 	if err := q.err(); err != nil {
 		return err
 	}
-	ps, total, err := s.store.Payments(c.r.Context(), f)
+	page := func(offset, count int, counted bool) ([]paymentRecord, int, error) {
+		f.Offset, f.Count, f.Uncounted = offset, count, !counted
+		ps, total, err := s.store.Payments(c.r.Context(), f)
+		if err != nil {
+			return nil, 0, err
+		}
+		items := make([]paymentRecord, len(ps))
+		for i, p := range ps {
+			items[i] = paymentRecordOf(p)
+		}
+		return items, total, nil
+	}
+	if f.Count == 0 {
+		return streamAll(c, f.Offset, page)
+	}
+	items, total, err := page(f.Offset, f.Count, true)
 	if err != nil {
 		return err
-	}
-	items := make([]paymentRecord, len(ps))
-	for i, p := range ps {
-		items[i] = paymentRecordOf(p)
 	}
 	return c.respond(countedList[paymentRecord]{Items: items, Count: len(items), TotalCount: total})
 }

@@ -179,7 +179,7 @@ func qrSortErr(p string) *payd.Error { return payd.E(payd.CodeQRSorting, "parame
 func (s *Server) handleQRList(c *call) error {
 	q := newQuery(c)
 	f := sqlstore.QRFilter{MerchantID: c.m.ID}
-	f.Count, f.Offset = q.paging(true, pagingParam)
+	f.Count, f.Offset = q.paging(defaultPage, pagingParam)
 	f.SortBy, f.Desc = q.sorting(qrSortFields, "createdAt", qrSortErr)
 	f.QRID, f.ExtensionID = q.id("qrId"), q.id("extensionId")
 	f.OrderID, f.Description = q.text("orderId", payd.MaxOrderID), q.text("description", payd.MaxDescription)
@@ -224,7 +224,7 @@ var extSortFields = []string{"createdAt", "expiresAt", "status", "orderId", "amo
 func (s *Server) handleExtensionList(c *call) error {
 	q := newQuery(c)
 	f := sqlstore.ExtensionFilter{MerchantID: c.m.ID}
-	f.Count, f.Offset = q.paging(true, pagingParam)
+	f.Count, f.Offset = q.paging(defaultPage, pagingParam)
 	f.SortBy, f.Desc = q.sorting(extSortFields, "createdAt", qrSortErr)
 	f.QRID, f.ExtensionID, f.OrderID = q.id("qrId"), q.id("extensionId"), q.text("orderId", payd.MaxOrderID)
 	if v := q.str("status"); v != "" {
@@ -300,7 +300,7 @@ var qrPaymentSortFields = []string{"orderId", "amount", "status", "executedAt"}
 func (s *Server) handleQRPaymentList(c *call) error {
 	q := newQuery(c)
 	f := sqlstore.PaymentFilter{MerchantID: c.m.ID, Kind: payd.PaymentQR}
-	f.Count, f.Offset = q.paging(true, pagingParam)
+	f.Count, f.Offset = q.paging(defaultPage, pagingParam)
 	f.SortBy, f.Desc = q.sorting(qrPaymentSortFields, "executedAt", qrSortErr)
 	if f.SortBy == "status" {
 		f.SortBy = "qrStatus"

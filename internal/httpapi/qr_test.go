@@ -595,7 +595,8 @@ func TestQRList(t *testing.T) {
 		check("count=10&offset=0&qrId="+b, b)
 		check("count=10&offset=0&createdAtFrom="+url.QueryEscape(payd.FormatTime(e.clock.Now().Add(-time.Second))), b, c)
 		check("count=10&offset=0&expiresAtTo="+url.QueryEscape(e.exp(3*time.Hour)), b)
-		e.as("GET", "/v2/instant/qr?offset=0", nil).wantError(400, payd.CodeInvalidParameter)
+		check("offset=0", a, b, c) // count and offset are optional
+		e.as("GET", "/v2/instant/qr?count=0", nil).wantError(400, payd.CodeInvalidParameter)
 		e.as("GET", "/v2/instant/qr?count=1&offset=0&amountType=Some", nil).wantError(400, payd.CodeInvalidParameter)
 		e.as("GET", "/v2/instant/qr?count=1&offset=0&order=sideways", nil).wantError(400, payd.CodeQRSorting)
 		e.as("GET", "/v2/mia/qr/extension?count=1&offset=0", nil).wantOK()

@@ -81,16 +81,14 @@ func (q *query) time(name string) *time.Time {
 	return &t
 }
 
-// paging reads count and offset: count 1–1000, offset ≥ 0. required says
-// whether both must be given; when count is absent it returns 0 (no limit).
-func (q *query) paging(required bool, bad func(string) *payd.Error) (count, offset int) {
-	check := func(name string, min, max int) int {
+// paging reads count and offset: count 1–1000, offset ≥ 0, both optional.
+// An absent count is def (lists.go: defaultPage, or 0 for "every match");
+// an absent offset is 0.
+func (q *query) paging(def int, bad func(string) *payd.Error) (count, offset int) {
+	check := func(name string, min, max, def int) int {
 		s := q.str(name)
 		if s == "" {
-			if required {
-				q.errs = append(q.errs, bad(name))
-			}
-			return 0
+			return def
 		}
 		n, err := strconv.Atoi(s)
 		if err != nil || n < min || n > max {
@@ -99,7 +97,7 @@ func (q *query) paging(required bool, bad func(string) *payd.Error) (count, offs
 		}
 		return n
 	}
-	return check("count", 1, 1000), check("offset", 0, 1<<31-1)
+	return check("count", 1, 1000, def), check("offset", 0, 1<<31-1, 0)
 }
 
 // sorting reads sortBy (one of fields, any case) and order (asc or desc,

@@ -153,7 +153,7 @@ var rtpSortFields = []string{"orderId", "type", "amount", "status", "createdAt",
 func (s *Server) handleRTPList(c *call) error {
 	q := newQuery(c)
 	f := payd.RTPFilter{MerchantID: c.m.ID}
-	f.Count, f.Offset = q.paging(true, pagingParam)
+	f.Count, f.Offset = q.paging(defaultPage, pagingParam)
 	sortBad := func(p string) *payd.Error { return payd.E(payd.CodeRTPSorting, "parameter", p) }
 	f.SortBy, f.Desc = q.sorting(rtpSortFields, "createdAt", sortBad)
 	f.RTPID = q.id("rtpId")

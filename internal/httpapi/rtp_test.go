@@ -378,9 +378,9 @@ func TestRTPList(t *testing.T) {
 		check("count=10&offset=0&orderId=&status=", 3, ids[0], ids[1], ids[2])
 		check("count=10&count=1&offset=0", 3, ids[0], ids[1], ids[2]) // the first value counts
 
+		check("offset=0", 3, ids[0], ids[1], ids[2]) // count and offset are optional
+		check("count=10", 3, ids[0], ids[1], ids[2])
 		bad := []struct{ q, code string }{
-			{"offset=0", payd.CodeInvalidParameter},
-			{"count=10", payd.CodeInvalidParameter},
 			{"count=0&offset=0", payd.CodeInvalidParameter},
 			{"count=1001&offset=0", payd.CodeInvalidParameter},
 			{"count=x&offset=0", payd.CodeInvalidParameter},

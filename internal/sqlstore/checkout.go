@@ -285,6 +285,7 @@ type CheckoutFilter struct {
 	SortBy                     string // createdAt amount status expiresAt failedAt cancelledAt completedAt
 	Desc                       bool
 	Count, Offset              int
+	Uncounted                  bool // the caller needs no total (the next page of a stream)
 }
 
 var checkoutSortCols = map[string]string{
@@ -320,9 +321,12 @@ func (s *Store) Checkouts(ctx context.Context, f CheckoutFilter, now time.Time) 
 	w.timeRange("c.cancelled_at", f.CancelledFrom, f.CancelledTo)
 	w.timeRange("c.failed_at", f.FailedFrom, f.FailedTo)
 	w.timeRange("c.completed_at", f.CompletedFrom, f.CompletedTo)
-	total, err := s.count(ctx, "SELECT COUNT(*) FROM checkouts c"+w.sql(), w.args)
-	if err != nil {
-		return nil, 0, fmt.Errorf("count checkouts: %w", err)
+	total := -1
+	if !f.Uncounted {
+		var err error
+		if total, err = s.count(ctx, "SELECT COUNT(*) FROM checkouts c"+w.sql(), w.args); err != nil {
+			return nil, 0, fmt.Errorf("count checkouts: %w", err)
+		}
 	}
 	args := w.args
 	var order string

@@ -202,6 +202,7 @@ type PaymentFilter struct {
 	Desc            bool
 	Count           int // 0: no limit
 	Offset          int
+	Uncounted       bool // the caller needs no total (the next page of a stream)
 }
 
 var paymentSort = map[string]string{
@@ -281,9 +282,12 @@ func (s *Store) Payments(ctx context.Context, f PaymentFilter) ([]*payd.Payment,
 	}
 	nullable := f.SortBy == "orderId" || f.SortBy == "terminalId"
 	order := orderBy(sortCol, nullable, f.Desc, "p.executed_at", "p.id")
-	total, err := s.count(ctx, "SELECT COUNT(*)"+paymentFrom+w.sql(), w.args)
-	if err != nil {
-		return nil, 0, fmt.Errorf("count payments: %w", err)
+	total := -1
+	if !f.Uncounted {
+		var err error
+		if total, err = s.count(ctx, "SELECT COUNT(*)"+paymentFrom+w.sql(), w.args); err != nil {
+			return nil, 0, fmt.Errorf("count payments: %w", err)
+		}
 	}
 	q := "SELECT " + paymentCols + paymentFrom + w.sql() + order + s.limit(f.Count, f.Offset)
 	rows, err := s.query(ctx, q, w.args...)
