@@ -8,8 +8,8 @@ package console
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/subtle"
 	"embed"
 	"encoding/base64"
@@ -19,6 +19,7 @@ import (
 	"html/template"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -89,14 +90,45 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // session is a signed-in merchant: the access token in its cookie.
 type session struct {
 	token string
+	csrf  string // its forms' token (formToken)
 	m     *payd.Merchant
 }
 
-// csrf is the session's form token: derived from the session token, which
-// only the cookie holds.
-func (s *session) csrf() string {
-	sum := sha256.Sum256([]byte("payd console form\x00" + s.token))
-	return hex.EncodeToString(sum[:16])
+// TokenPrefix starts every console session token. The API takes such a
+// token only from the console's own in-process calls (InProcess): the
+// session cookie is no bearer token for the API.
+const TokenPrefix = "console."
+
+type inProcessKey struct{}
+
+// InProcess reports whether a request is one the console sends to the API
+// in process.
+func InProcess(ctx context.Context) bool { v, _ := ctx.Value(inProcessKey{}).(bool); return v }
+
+// formToken is a session's CSRF token: a tag under the deployment's key of
+// the session token, which only the cookie holds, so that it is bound to
+// the session on the server (nobody without the key can make one, and a
+// cookie alone does not pass).
+func (c *Console) formToken(token string) string { return c.store.Tag("console form", token) }
+
+// signinToken is the sign-in form's CSRF token: a nonce (also set as a
+// cookie) with its expiry, tagged under the deployment's key. The server
+// checks the tag and the expiry, and the cookie's nonce: a token it did
+// not issue, or one for another browser, does not pass.
+func (c *Console) signinToken(nonce string, expires time.Time) string {
+	exp := strconv.FormatInt(expires.Unix(), 10)
+	return nonce + "." + exp + "." + c.store.Tag("console sign-in", nonce, exp)
+}
+
+func (c *Console) validSigninToken(tok, cookieNonce string, now time.Time) bool {
+	nonce, rest, _ := strings.Cut(tok, ".")
+	exp, _, _ := strings.Cut(rest, ".")
+	secs, err := strconv.ParseInt(exp, 10, 64)
+	if err != nil || nonce == "" || now.Unix() > secs {
+		return false
+	}
+	want := c.signinToken(nonce, time.Unix(secs, 0))
+	return subtle.ConstantTimeCompare([]byte(tok), []byte(want)) == 1 && subtle.ConstantTimeCompare([]byte(nonce), []byte(cookieNonce)) == 1
 }
 
 func (c *Console) cookie(name, value string, maxAge int) *http.Cookie {
@@ -110,6 +142,9 @@ func (c *Console) signedIn(h func(http.ResponseWriter, *http.Request, *session))
 	return func(w http.ResponseWriter, r *http.Request) {
 		ck, err := r.Cookie(sessionCookie)
 		var m *payd.Merchant
+		if err == nil && !strings.HasPrefix(ck.Value, TokenPrefix) {
+			err = http.ErrNoCookie // not a session (an API token set by hand)
+		}
 		if err == nil {
 			m, err = c.store.Authenticate(r.Context(), ck.Value, c.clock.Now())
 		}
@@ -121,10 +156,10 @@ func (c *Console) signedIn(h func(http.ResponseWriter, *http.Request, *session))
 			http.Redirect(w, r, "/console/signin", http.StatusSeeOther)
 			return
 		}
-		s := &session{token: ck.Value, m: m}
+		s := &session{token: ck.Value, csrf: c.formToken(ck.Value), m: m}
 		if r.Method == http.MethodPost {
 			if !sameOrigin(r) || r.ParseForm() != nil ||
-				subtle.ConstantTimeCompare([]byte(r.PostForm.Get("csrf")), []byte(s.csrf())) != 1 {
+				subtle.ConstantTimeCompare([]byte(r.PostForm.Get("csrf")), []byte(s.csrf)) != 1 {
 				c.render(w, r, http.StatusForbidden, "message.html", s, map[string]any{"Message": text["forbidden"]})
 				return
 			}
@@ -155,8 +190,9 @@ func (c *Console) signinPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *Console) renderSignin(w http.ResponseWriter, r *http.Request, status int, clientID, msg string) {
-	tok := randomToken()
-	http.SetCookie(w, c.cookie(signinCookie, tok, 3600))
+	nonce := randomToken()
+	http.SetCookie(w, c.cookie(signinCookie, nonce, 3600))
+	tok := c.signinToken(nonce, c.clock.Now().Add(time.Hour))
 	c.render(w, r, status, "signin.html", nil, map[string]any{"CSRF": tok, "ClientID": clientID, "Error": msg})
 }
 
@@ -165,8 +201,7 @@ func (c *Console) renderSignin(w http.ResponseWriter, r *http.Request, status in
 // for failures), then issues the session's own, longer-lived token.
 func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
 	ck, err := r.Cookie(signinCookie)
-	if !sameOrigin(r) || r.ParseForm() != nil || err != nil ||
-		subtle.ConstantTimeCompare([]byte(ck.Value), []byte(r.PostForm.Get("csrf"))) != 1 {
+	if !sameOrigin(r) || r.ParseForm() != nil || err != nil || !c.validSigninToken(r.PostForm.Get("csrf"), ck.Value, c.clock.Now()) {
 		c.renderSignin(w, r, http.StatusForbidden, "", text["forbidden"])
 		return
 	}
@@ -193,7 +228,7 @@ func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, err)
 		return
 	}
-	tok, err := c.store.IssueToken(r.Context(), m, c.cfg.SessionTTL, now)
+	tok, err := c.store.IssuePrefixedToken(r.Context(), TokenPrefix, m, c.cfg.SessionTTL, now)
 	if err != nil {
 		c.fail(w, err)
 		return
@@ -280,7 +315,7 @@ func (w *recorder) Write(b []byte) (int, error) {
 // keeps the answer; prepare adds headers and cookies.
 func (c *Console) serve(r *http.Request, method, path string, body []byte, prepare func(*http.Request)) *recorder {
 	w := &recorder{h: http.Header{}}
-	req, err := http.NewRequestWithContext(r.Context(), method, path, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(context.WithValue(r.Context(), inProcessKey{}, true), method, path, bytes.NewReader(body))
 	if err != nil {
 		w.status = http.StatusBadRequest
 		return w
@@ -334,7 +369,7 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, nam
 	pg := page{Sandbox: c.cfg.Sandbox, Data: data, Active: r.PathValue("kind"), Path: r.URL.RequestURI()}
 	if s != nil {
 		now := s.m.Now(c.clock.Now())
-		pg.S, pg.CSRF, pg.Now, pg.Flash = s, s.csrf(), payd.FormatTime(now), c.takeFlash(w, r)
+		pg.S, pg.CSRF, pg.Now, pg.Flash = s, s.csrf, payd.FormatTime(now), c.takeFlash(w, r)
 		if s.m.ClockOffset > 0 {
 			pg.Offset = s.m.ClockOffset.String()
 		}

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"payd"
+	"payd/internal/console"
 )
 
 func contextWithMerchant(ctx context.Context, m *payd.Merchant) context.Context {
@@ -38,6 +39,11 @@ func bearer(h string) string {
 func (s *Server) authenticate(r *http.Request, now time.Time) (*payd.Merchant, error) {
 	tok := bearer(r.Header.Get("Authorization"))
 	if tok == "" || len(tok) > 256 {
+		return nil, payd.E(payd.CodeUnauthorized)
+	}
+	// A console session's token acts only through the console: sent as a
+	// bearer token from outside it is refused like an unknown one.
+	if strings.HasPrefix(tok, console.TokenPrefix) && !console.InProcess(r.Context()) {
 		return nil, payd.E(payd.CodeUnauthorized)
 	}
 	m, err := s.store.Authenticate(r.Context(), tok, now)

@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"payd"
 )
 
 // consoleSignIn signs c in to the console with the given credentials and
@@ -56,8 +58,21 @@ func TestConsoleSessions(t *testing.T) {
 		if !strings.Contains(cookie, "HttpOnly") || !strings.Contains(cookie, "SameSite=Strict") || !strings.Contains(cookie, "Path=/console") {
 			t.Errorf("session cookie: %q", cookie)
 		}
-		if strings.Contains(e.dbText(), strings.TrimPrefix(strings.SplitN(cookie, ";", 2)[0], "payd_console=")) {
+		session := strings.TrimPrefix(strings.SplitN(cookie, ";", 2)[0], "payd_console=")
+		if strings.Contains(e.dbText(), session) {
 			t.Error("the session token is stored in plain text")
+		}
+		// The session cookie is no API token.
+		e.call("GET", "/v2/rtp", nil, session).wantError(401, payd.CodeUnauthorized)
+		// The sign-in form's token is the server's: a token the server did
+		// not issue, matched by a cookie an attacker set, does not pass.
+		forged := e.browser()
+		e.page(forged, "GET", "/console/signin", nil, nil)
+		u, _ := url.Parse(e.srv.URL + "/console")
+		forged.Jar.SetCookies(u, []*http.Cookie{{Name: "payd_console_signin", Value: "0123456789abcdef", Path: "/console"}})
+		if st, _, _ := e.page(forged, "POST", "/console/signin", url.Values{"csrf": {"0123456789abcdef"}, "clientId": {e.creds.ClientID},
+			"clientSecret": {e.creds.ClientSecret}}, nil); st != http.StatusForbidden {
+			t.Errorf("sign-in with a cookie-matched token the server never issued: %d, want 403", st)
 		}
 		rtp := e.createRTP(nil)
 		if st, body, hdr := e.page(c, "GET", "/console/rtp/"+rtp, nil, nil); st != 200 || !strings.Contains(body, `id="action-accept"`) ||

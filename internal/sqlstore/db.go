@@ -58,6 +58,7 @@ type Store struct {
 	orders bool
 	// sealer seals secrets payd must read back (seal.go).
 	sealer *sealer
+	tagKey []byte // derived from the operator key (Tag)
 	// PostgreSQL: the URL (for the notification listener) and the
 	// authenticated-merchant cache (authcache.go).
 	url  string

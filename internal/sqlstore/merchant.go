@@ -136,7 +136,13 @@ func (s *Store) SetMerchantActive(ctx context.Context, id string, active bool) e
 
 // IssueToken stores the hash of a new access token for the merchant.
 func (s *Store) IssueToken(ctx context.Context, m *payd.Merchant, ttl time.Duration, now time.Time) (string, error) {
-	tok := payd.NewToken()
+	return s.IssuePrefixedToken(ctx, "", m, ttl, now)
+}
+
+// IssuePrefixedToken issues a token that starts with prefix (the console's
+// session tokens, which the API takes only from the console itself).
+func (s *Store) IssuePrefixedToken(ctx context.Context, prefix string, m *payd.Merchant, ttl time.Duration, now time.Time) (string, error) {
+	tok := prefix + payd.NewToken()
 	err := s.write1(ctx, `INSERT INTO tokens (hash, merchant_id, secret_version, issued_at, expires_at)
 		VALUES (?, ?, ?, ?, ?)`, payd.HashSecret(tok), m.ID, m.SecretVersion, ms(now), ms(now.Add(ttl)))
 	if err != nil {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"database/sql"
 	"encoding/base64"
 	"errors"
@@ -76,8 +78,35 @@ func (s *Store) SetSecretKey(key []byte) error {
 		return err
 	}
 	s.sealer = sl
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte("payd tags"))
+	s.tagKey = mac.Sum(nil)
 	return nil
 }
+
+// Tag is an HMAC-SHA256 of parts under a key derived from the operator's
+// key, for purpose: a value every instance of the deployment can make and
+// check, and nobody else can (the console's form tokens). Without an
+// operator key it is a keyed hash under a per-process random key.
+func (s *Store) Tag(purpose string, parts ...string) string {
+	key := s.tagKey
+	if key == nil {
+		key = processTagKey
+	}
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(purpose))
+	for _, p := range parts {
+		mac.Write([]byte{0})
+		mac.Write([]byte(p))
+	}
+	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
+}
+
+var processTagKey = func() []byte {
+	k := make([]byte, 32)
+	rand.Read(k)
+	return k
+}()
 
 func (s *Store) seal(plain string) (string, error) {
 	if s.sealer == nil {

@@ -3,8 +3,7 @@ package iso20022
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"encoding/base64"
+	"crypto/subtle"
 	"fmt"
 	"io"
 	"net/http"
@@ -44,12 +43,10 @@ func Verify(h http.Header, key string, body []byte, now time.Time) error {
 	if d := now.Sub(time.UnixMilli(ts)); d > MaxSkew || d < -MaxSkew {
 		return fmt.Errorf("message timestamp outside ±%s", MaxSkew)
 	}
-	want, err := base64.StdEncoding.DecodeString(payd.HMACSignature(key, body, ts))
-	if err != nil {
-		return err
-	}
-	got, err := base64.StdEncoding.DecodeString(sig)
-	if err != nil || !hmac.Equal(got, want) {
+	// The canonical standard Base64 text only, compared as text: a
+	// decoder would also take the URL-safe alphabet's twin, other padding
+	// bits or line breaks, and one signature must have one spelling.
+	if want := payd.HMACSignature(key, body, ts); subtle.ConstantTimeCompare([]byte(sig), []byte(want)) != 1 {
 		return fmt.Errorf("signature mismatch")
 	}
 	return nil

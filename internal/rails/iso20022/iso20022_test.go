@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -138,6 +140,27 @@ func TestSignature(t *testing.T) {
 		"stale":      Verify(h, "secret-key-0123456789", body, epoch.Add(6*time.Minute)),
 		"future":     Verify(h, "secret-key-0123456789", body, epoch.Add(-6*time.Minute)),
 		"unsigned":   Verify(http.Header{}, "secret-key-0123456789", body, epoch),
+	}
+	// One signature, one spelling: the URL-safe alphabet's twin, other
+	// padding bits and a line break decode to the same bytes and are
+	// refused all the same.
+	at := epoch
+	for !strings.ContainsAny(payd.HMACSignature("secret-key-0123456789", body, at.UnixMilli()), "+/") {
+		at = at.Add(time.Millisecond)
+	}
+	sig := payd.HMACSignature("secret-key-0123456789", body, at.UnixMilli())
+	last := sig[len(sig)-2] // the character before the one '=' of a 32-byte value
+	spellings := map[string]string{
+		"URL-safe":     strings.NewReplacer("+", "-", "/", "_").Replace(sig),
+		"unpadded":     strings.TrimRight(sig, "="),
+		"padding bits": sig[:len(sig)-2] + string(last^1) + "=",
+		"line break":   sig[:10] + "\r\n" + sig[10:],
+	}
+	for name, v := range spellings {
+		hh := http.Header{}
+		hh.Set(HeaderTimestamp, strconv.FormatInt(at.UnixMilli(), 10))
+		hh.Set(HeaderSignature, v)
+		cases[name] = Verify(hh, "secret-key-0123456789", body, at)
 	}
 	for name, err := range cases {
 		if err == nil {
