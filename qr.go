@@ -456,12 +456,17 @@ func ParseExtensionStatus(s string) (ExtensionStatus, bool) {
 
 // QRPaymentFields is the result of the qr.payment.executed callback (§6.2).
 func QRPaymentFields(q *QR, p *Payment) Fields {
-	return Fields{
-		Str("qrId", q.ID), Str("extensionId", p.ExtensionID), Str("qrStatus", string(q.Status)), Str("payId", p.ID),
+	fs := Fields{Str("qrId", q.ID)}
+	if q.Type == QRHybrid {
+		// Only a Hybrid QR's payment has an extension; the key is left out
+		// otherwise (typed clients take a string here, not null). A null
+		// is not signed, so the signature is the same either way.
+		fs = append(fs, Str("extensionId", p.ExtensionID))
+	}
+	return append(fs, Str("qrStatus", string(q.Status)), Str("payId", p.ID),
 		Str("referenceId", p.ReferenceNumber), Str("orderId", p.OrderID), Amt("amount", p.Amount),
 		Amt("commission", p.Commission), Str("currency", p.Currency), Str("payerName", p.SenderName),
-		Str("payerIban", p.SenderIBAN), Str("executedAt", FormatTime(p.ExecutedAt)), Str("terminalId", p.TerminalID),
-	}
+		Str("payerIban", p.SenderIBAN), Str("executedAt", FormatTime(p.ExecutedAt)), Str("terminalId", p.TerminalID))
 }
 
 // PayInput is a test-pay request (or the QR page's pay form) after decoding.

@@ -59,7 +59,6 @@ type Status struct {
 type RTPDecision struct {
 	RTPID      string      `json:"rtpId"`
 	RTPStatus  string      `json:"rtpStatus"`
-	Status     string      `json:"status"`
 	OrderID    string      `json:"orderId"`
 	PayID      string      `json:"payId"`
 	Amount     payd.Money  `json:"amount"`

@@ -85,6 +85,10 @@ func TestCheckoutRegistration(t *testing.T) {
 		if strings.Join(keys, " ") != want {
 			t.Errorf("record keys %v", keys)
 		}
+		// Without successUrl and failUrl the payer returns to the checkout's own page, and the record says so.
+		if rec.str("result.successUrl") != rec.str("result.url") || rec.str("result.failUrl") != rec.str("result.url") || rec.get("result.callbackUrl") != nil {
+			t.Errorf("return URLs of a checkout without them: %s", rec.body)
+		}
 		if rec.str("result.language") != "ro" || rec.get("result.order") != nil || rec.str("result.status") != "WaitingForInit" ||
 			rec.str("result.expiresAt") != payd.FormatTime(e.clock.Now().Add(25*time.Minute)) {
 			t.Errorf("record = %s", rec.body)

@@ -116,18 +116,12 @@ func (s *Server) handleRTPTestAccept(c *call) error {
 	return c.respond(acceptResult(payd.RTPAcceptedFields(r, p), c.m.SignatureKey))
 }
 
-// acceptResult is a simulation result: the signed fields, plus status (a
-// copy of rtpStatus, as the seed names both) and the signature.
+// acceptResult is a simulation result: the signed fields and their
+// signature, as the seed's sample body has them (rtpStatus, not a second
+// status key), so a client that signs the result's fields gets the
+// signature it carries.
 func acceptResult(fs payd.Fields, key string) json.RawMessage {
-	sig := fs.Sign(key)
-	out := make(payd.Fields, 0, len(fs)+2)
-	for _, f := range fs {
-		out = append(out, f)
-		if f.Name == "rtpStatus" {
-			out = append(out, payd.Str("status", f.Value))
-		}
-	}
-	out = append(out, payd.Str("signature", sig))
+	out := append(append(make(payd.Fields, 0, len(fs)+1), fs...), payd.Str("signature", fs.Sign(key)))
 	return out.AppendJSON(nil, true)
 }
 

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"payd"
+	"payd/callback"
 	"payd/internal/rails/sandbox"
 	"payd/internal/worker"
 )
@@ -225,14 +227,24 @@ func TestRTPAcceptResultAndChecks(t *testing.T) {
 		e.as("POST", "/v2/rtp/not-a-guid/test-accept", map[string]any{"amount": 1, "currency": "MDL"}).wantError(404, payd.CodeRTPNotFound)
 		e.as("POST", "/v2/rtp/"+id+"/test-accept", map[string]any{"amount": 33.34, "currency": "MDL"}).wantError(400, payd.CodeInvalidParameter)
 		r := e.as("POST", "/v2/rtp/"+strings.ToUpper(id)+"/test-accept", map[string]any{"amount": 33.33, "currency": "MDL"}).wantOK()
-		if r.str("result.rtpStatus") != "Accepted" || r.str("result.status") != "Accepted" || r.num("result.commission") != 0.5 ||
+		if r.str("result.rtpStatus") != "Accepted" || r.get("result.status") != nil || r.num("result.commission") != 0.5 ||
 			r.str("result.payerName") != payd.TestRTPPayer || r.str("result.payerIban") != payd.TestIBAN || r.str("result.orderId") != "o-1" {
 			t.Errorf("accept result = %s", r.body)
 		}
 		if !strings.Contains(string(r.body), `"amount":33.33,"commission":0.50`) {
 			t.Errorf("amounts not rendered with two decimals: %s", r.body)
 		}
-		// The signature is the callback's, over the result without status and signature.
+		// The signature is the callback's, and also the result's own: a
+		// client signing every field of the result but the signature gets it.
+		for _, res := range []*resp{r} {
+			var env struct{ Result map[string]json.RawMessage }
+			json.Unmarshal(res.body, &env)
+			delete(env.Result, "signature")
+			fields, _ := json.Marshal(env.Result)
+			if got, err := callback.BodySignature(m.SignatureKey, fields); err != nil || got != res.str("result.signature") {
+				t.Errorf("the result's fields sign to %s (%v), the result carries %s", got, err, res.str("result.signature"))
+			}
+		}
 		fs := payd.Fields{
 			payd.Str("rtpId", id), payd.Str("rtpStatus", "Accepted"), payd.Str("orderId", "o-1"), payd.Str("payId", r.str("result.payId")),
 			payd.Amt("amount", 3333), payd.Amt("commission", 50), payd.Str("currency", "MDL"), payd.Str("payerName", payd.TestRTPPayer),
@@ -244,8 +256,15 @@ func TestRTPAcceptResultAndChecks(t *testing.T) {
 		// Test-reject result: no payment fields, signed too.
 		id2 := e.createRTP(map[string]any{"orderId": "o-2"})
 		rj := e.as("POST", "/v2/rtp/"+id2+"/test-reject", nil).wantOK()
-		if rj.get("result.payId") != nil || rj.str("result.rtpStatus") != "Rejected" || rj.str("result.signature") == "" {
+		if rj.get("result.payId") != nil || rj.str("result.rtpStatus") != "Rejected" || rj.get("result.status") != nil || rj.str("result.signature") == "" {
 			t.Errorf("reject result = %s", rj.body)
+		}
+		var env struct{ Result map[string]json.RawMessage }
+		json.Unmarshal(rj.body, &env)
+		delete(env.Result, "signature")
+		fields, _ := json.Marshal(env.Result)
+		if got, err := callback.BodySignature(m.SignatureKey, fields); err != nil || got != rj.str("result.signature") {
+			t.Errorf("the reject result's fields sign to %s (%v), the result carries %s", got, err, rj.str("result.signature"))
 		}
 		// An empty body with a form content type is accepted where no body is needed.
 		id3 := e.createRTP(nil)

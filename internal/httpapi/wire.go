@@ -138,6 +138,7 @@ func paymentRecordOf(p *payd.Payment) paymentRecord {
 
 type refundRecord struct {
 	ID           string     `json:"id"`
+	RefundID     string     `json:"refundId"` // the create's name for it, for clients that read it
 	PaymentID    string     `json:"paymentId"`
 	RefundType   string     `json:"refundType"`
 	Amount       payd.Money `json:"amount"`
@@ -148,7 +149,7 @@ type refundRecord struct {
 }
 
 func refundRecordOf(r *payd.Refund) refundRecord {
-	return refundRecord{ID: r.ID, PaymentID: r.PaymentID, RefundType: r.Type(), Amount: r.Amount, Currency: r.Currency,
+	return refundRecord{ID: r.ID, RefundID: r.ID, PaymentID: r.PaymentID, RefundType: r.Type(), Amount: r.Amount, Currency: r.Currency,
 		RefundReason: r.Reason, ExecutedAt: nullTime(r.ProcessedAt()), Status: string(r.Status)}
 }
 
@@ -375,10 +376,20 @@ type checkoutPayment struct {
 	Note                  *string    `json:"note"`
 }
 
+// returnURL is where the payer is sent after the checkout: the merchant's
+// URL, else the checkout's own page, which shows the result (spec §4.7).
+// Public clients read successUrl and failUrl as URLs, never null.
+func returnURL(merchant, own string) *string {
+	if merchant != "" {
+		return &merchant
+	}
+	return &own
+}
+
 func checkoutRecordOf(c *payd.Checkout, url string, p *payd.Payment) checkoutRecord {
 	r := checkoutRecord{
 		ID: c.ID, CreatedAt: wireTime(c.CreatedAt), Status: string(c.Status), Amount: c.Amount, Currency: c.Currency,
-		CallbackURL: nullStr(c.CallbackURL), SuccessURL: nullStr(c.SuccessURL), FailURL: nullStr(c.FailURL),
+		CallbackURL: nullStr(c.CallbackURL), SuccessURL: returnURL(c.SuccessURL, url), FailURL: returnURL(c.FailURL, url),
 		Language: c.Language, URL: url, ExpiresAt: wireTime(c.ExpiresAt),
 		CompletedAt: nullTime(c.CompletedAt), FailedAt: nullTime(c.FailedAt), CancelledAt: nullTime(c.CancelledAt),
 		CompletedAt2: nullTime(c.CompletedAt), FailedAt2: nullTime(c.FailedAt), CancelledAt2: nullTime(c.CancelledAt),
