@@ -52,7 +52,9 @@ const usage = `Usage:
   payd-load run     -target http://127.0.0.1:8080 -database-url DB [-scenarios LIST] [-c 32] [-n 100000] [-d 10s]
   payd-load seed    -database-url DB -rtps 1000000 -merchants 100
   payd-load startup -database-url DB -payd ./payd [-times 5]
-Scenarios: token rtp-create rtp-get rtp-list rtp-flow qr-pay checkout-create (default: all), and the floors http-floor storage-floor.
+Scenarios: token rtp-create rtp-get rtp-list rtp-flow qr-pay checkout-create (default: all), and the floors http-floor storage-floor;
+  overload (past what the database serves: 503s only) and fault (rtp-flow while the database is away for -fault-for: 503s only,
+  no callback lost or sent twice; PostgreSQL stopped with -fault-stop/-fault-start, SQLite's filesystem filled).
 `
 
 func flags(name string) *flag.FlagSet { return flag.NewFlagSet("payd-load "+name, flag.ExitOnError) }

@@ -34,7 +34,7 @@ type runner struct {
 func runCmd(ctx context.Context, args []string) error {
 	fs := flags("run")
 	target := fs.String("target", "http://127.0.0.1:8080", "the payd to drive (loopback only)")
-	dbURL := fs.String("database-url", "sqlite:data/payd.db", "payd's database: for the merchant and the storage floor")
+	dbURLFlag := fs.String("database-url", "sqlite:data/payd.db", "payd's database: for the merchant and the storage floor")
 	list := fs.String("scenarios", "http-floor,storage-floor,token,rtp-create,rtp-get,rtp-list,rtp-flow,qr-pay,checkout-create", "what to run, in order")
 	c := fs.Int("c", 32, "concurrent connections")
 	n := fs.Int("n", 1_000_000, "at most this many requests per scenario")
@@ -43,11 +43,15 @@ func runCmd(ctx context.Context, args []string) error {
 	credsFile := fs.String("creds", "", "seed-merchants.json from 'payd-load seed': rtp-list runs as its first merchant")
 	failOnError := fs.Bool("fail-on-error", false, "exit 1 if any request failed (CI smoke)")
 	fs.Float64Var(&rateLimit, "rate", 0, "cap each scenario at this many operations a second (0: as fast as it goes)")
+	fs.DurationVar(&faultFor, "fault-for", faultFor, "fault: how long the database is away")
+	fs.StringVar(&faultStop, "fault-stop", faultStop, "fault: the command that stops PostgreSQL")
+	fs.StringVar(&faultStart, "fault-start", faultStart, "fault: the command that starts it again")
 	fs.Parse(args)
+	dbURL = *dbURLFlag
 	if err := loopbackOnly(*target); err != nil {
 		return err
 	}
-	store, err := openStore(*dbURL)
+	store, err := openStore(dbURL)
 	if err != nil {
 		return err
 	}
@@ -94,8 +98,8 @@ func runCmd(ctx context.Context, args []string) error {
 			}
 			fmt.Println(st)
 			for code, v := range st.Errors {
-				if st.Name == "overload" && code == "503" {
-					continue // the answer overload calls for
+				if (st.Name == "overload" || st.Name == "fault") && code == "503" {
+					continue // the answer an overload or an outage calls for
 				}
 				if strings.HasPrefix(code, "5") {
 					serverErrors += v
@@ -196,7 +200,10 @@ func (r *runner) scenario(ctx context.Context, name string) ([]*stats, error) {
 	case "overload":
 		return []*stats{r.overload(ctx)}, nil
 	case "rtp-flow":
-		st, err := r.rtpFlow(ctx)
+		st, err := r.rtpFlow(ctx, "rtp-flow", nil)
+		return []*stats{st}, err
+	case "fault":
+		st, err := r.fault(ctx)
 		return []*stats{st}, err
 	case "qr-pay":
 		return []*stats{drive(ctx, name, r.c, r.n, r.d, func(ctx context.Context, _ int) int {
@@ -330,8 +337,9 @@ func (r *runner) rtpList(ctx context.Context) ([]*stats, error) {
 }
 
 // rtpFlow creates and accepts RTPs whose callbacks come to a receiver this
-// process runs, and measures accept-response → arrival.
-func (r *runner) rtpFlow(ctx context.Context) (*stats, error) {
+// process runs, and measures accept-response → arrival. during, when set,
+// runs beside the drive (the fault scenario's outage).
+func (r *runner) rtpFlow(ctx context.Context, name string, during func(ctx context.Context)) (*stats, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -366,7 +374,13 @@ func (r *runner) rtpFlow(ctx context.Context) (*stats, error) {
 	go srv.Serve(ln)
 	defer srv.Close()
 	cb := "http://" + ln.Addr().String() + "/cb"
-	st := drive(ctx, "rtp-flow", r.c, r.n, r.d, func(ctx context.Context, _ int) int {
+	duringDone := make(chan struct{})
+	if during != nil {
+		go func() { defer close(duringDone); during(ctx) }()
+	} else {
+		close(duringDone)
+	}
+	st := drive(ctx, name, r.c, r.n, r.d, func(ctx context.Context, _ int) int {
 		s, b := do(ctx, r.hc, "POST", r.target+"/v2/rtp", r.token, r.rtpBody(cb))
 		if s != 200 {
 			return s
@@ -384,6 +398,7 @@ func (r *runner) rtpFlow(ctx context.Context) (*stats, error) {
 		}
 		return s
 	})
+	<-duringDone
 	// Wait for the stragglers, up to 30 s: longer than a failed first
 	// attempt's retry (10 s + jitter) plus an attempt's 10 s timeout.
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {

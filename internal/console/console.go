@@ -389,6 +389,12 @@ func (c *Console) notFound(w http.ResponseWriter, r *http.Request, s *session) {
 }
 
 func (c *Console) fail(w http.ResponseWriter, err error) {
+	if sqlstore.Unavailable(err) {
+		c.log.Warn("console: database unavailable", "err", err)
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "The service is briefly unavailable; please try again in a moment.", http.StatusServiceUnavailable)
+		return
+	}
 	c.log.Error("console", "err", err)
 	http.Error(w, "Internal error.", http.StatusInternalServerError)
 }

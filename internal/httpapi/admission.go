@@ -2,12 +2,11 @@ package httpapi
 
 import (
 	"context"
-	"errors"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"payd"
+	"payd/internal/sqlstore"
 )
 
 // admission bounds the API requests doing work at once. Past the bound a
@@ -58,15 +57,9 @@ func (a *admission) enter(ctx context.Context) error {
 func (a *admission) leave() { <-a.slots }
 
 // unavailable says whether err is the store running out of time or
-// connections rather than a fault: the request may be retried.
-func unavailable(err error) bool {
-	if errors.Is(err, context.DeadlineExceeded) {
-		return true
-	}
-	s := err.Error()
-	return strings.Contains(s, "SQLITE_BUSY") || strings.Contains(s, "database is locked") ||
-		strings.Contains(s, "too many clients") || strings.Contains(s, "failed to acquire")
-}
+// connections, or the database being out of reach, rather than a fault:
+// the request may be retried.
+func unavailable(err error) bool { return sqlstore.Unavailable(err) }
 
 // statusClientClosed is logged and counted for a request whose client went
 // away before the answer (nobody reads it).

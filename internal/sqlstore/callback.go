@@ -74,7 +74,10 @@ func (s *Store) ClaimCallbacks(ctx context.Context, owner string, now time.Time,
 		out, err = scanAll(rows, scanCallback)
 		return err
 	})
-	return out, err
+	if err != nil {
+		return nil, err // a claim that did not commit leased nothing
+	}
+	return out, nil
 }
 
 // ClaimCallbacksAt claims one merchant's callbacks due by its time due (the
@@ -92,7 +95,10 @@ func (s *Store) ClaimCallbacksAt(ctx context.Context, owner, merchantID string, 
 		out, err = scanAll(rows, scanCallback)
 		return err
 	})
-	return out, err
+	if err != nil {
+		return nil, err // a claim that did not commit leased nothing
+	}
+	return out, nil
 }
 
 // Attempt is the outcome of one delivery attempt.

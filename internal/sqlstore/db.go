@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
@@ -58,6 +59,9 @@ type Store struct {
 	orders bool
 	// sealer seals secrets payd must read back (seal.go).
 	sealer *sealer
+	// writesRefused: SQLite's last commit failed for want of the database
+	// (disk full, read-only), and none has succeeded since (Ping).
+	writesRefused atomic.Bool
 	tagKey []byte // derived from the operator key (Tag)
 	// PostgreSQL: the URL (for the notification listener) and the
 	// authenticated-merchant cache (authcache.go).
@@ -184,9 +188,22 @@ func (s *Store) queued() {
 }
 
 // Ping checks that the database answers and is migrated.
+//
+// On SQLite the database can be read while it cannot be written (its
+// disk full): after a commit was refused so, Ping also writes (a row of
+// schema_migrations, unchanged) until a write succeeds again.
 func (s *Store) Ping(ctx context.Context) error {
 	var v int
-	return s.r.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&v)
+	if err := s.r.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&v); err != nil {
+		return err
+	}
+	if s.engine != SQLite || !s.writesRefused.Load() {
+		return nil
+	}
+	return s.inTx(ctx, func(t *tx) error {
+		_, err := t.exec(ctx, "UPDATE schema_migrations SET version = version WHERE version = ?", v)
+		return err
+	})
 }
 
 // rebind rewrites '?' placeholders as $1, $2, … for PostgreSQL.

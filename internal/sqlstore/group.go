@@ -141,6 +141,12 @@ func (s *Store) commit(sqlTx *sql.Tx) error {
 	err := sqlTx.Commit()
 	s.stats.committing.Add(int64(time.Since(start)))
 	s.rtpc.settle(upto)
+	switch {
+	case err == nil:
+		s.writesRefused.Store(false)
+	case Unavailable(err):
+		s.writesRefused.Store(true) // Ping probes until a write succeeds
+	}
 	return err
 }
 

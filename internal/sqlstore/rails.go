@@ -67,7 +67,10 @@ func (s *Store) ClaimOrders(ctx context.Context, owner string, now time.Time, le
 		out, err = scanAll(rows, scanOrder)
 		return err
 	})
-	return out, err
+	if err != nil {
+		return nil, err // a claim that did not commit leased nothing
+	}
+	return out, nil
 }
 
 // OrderDelivered records that the network took an order sent under owner's

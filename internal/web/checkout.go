@@ -74,7 +74,8 @@ func (p *Pages) checkoutPage(w http.ResponseWriter, r *http.Request) {
 	c, err := p.store.OpenCheckout(r.Context(), id, p.checkoutTime(r.Context(), id))
 	if err != nil {
 		if !errors.Is(err, payd.ErrNotFound) {
-			p.log.Error("checkout page", "err", err)
+			p.failed(w, "checkout page", err)
+			return
 		}
 		p.notFound(w, r)
 		return
@@ -153,8 +154,7 @@ func (p *Pages) checkoutError(w http.ResponseWriter, r *http.Request, id string,
 	case errors.As(err, &pe), errors.Is(err, payd.ErrConflict):
 		p.renderCheckout(w, r, http.StatusConflict, c, messages[lang]["checkout.conflict"], nil)
 	default:
-		p.log.Error("checkout", "err", err)
-		p.plain(w, http.StatusInternalServerError, "Internal error.")
+		p.failed(w, "checkout", err)
 	}
 }
 

@@ -113,7 +113,8 @@ func (p *Pages) qrImageOrPage(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		if !errors.Is(err, payd.ErrNotFound) {
-			p.log.Error("qr page", "err", err)
+			p.failed(w, "qr page", err)
+			return
 		}
 		missing(w, r)
 		return
@@ -219,8 +220,7 @@ func (p *Pages) qrPay(w http.ResponseWriter, r *http.Request) {
 		case errors.As(err, &pe):
 			p.renderQR(w, r, http.StatusBadRequest, q, messages[lang]["form.invalid"]+" "+pe.Message, nil)
 		default:
-			p.log.Error("qr pay", "err", err)
-			p.plain(w, http.StatusInternalServerError, "Internal error.")
+			p.failed(w, "qr pay", err)
 		}
 		return
 	}

@@ -25,7 +25,8 @@ func (p *Pages) loadRTP(w http.ResponseWriter, r *http.Request) (*payd.RTP, *pay
 	rt, err := p.store.RTP(r.Context(), "", id, p.clock.Now())
 	if err != nil {
 		if !errors.Is(err, payd.ErrNotFound) {
-			p.log.Error("rtp page", "err", err)
+			p.failed(w, "rtp page", err)
+			return nil, nil, false
 		}
 		p.notFound(w, r)
 		return nil, nil, false
@@ -85,8 +86,7 @@ func (p *Pages) rtpDecide(w http.ResponseWriter, r *http.Request) {
 				Status: messages[lang]["status."+string(rt.Status)]}, messages[lang]["rtp.conflict"])
 			return
 		}
-		p.log.Error("rtp decision", "err", err)
-		p.plain(w, http.StatusInternalServerError, "Internal error.")
+		p.failed(w, "rtp decision", err)
 		return
 	}
 	if accept && rt.RedirectURL != "" {

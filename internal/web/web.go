@@ -126,6 +126,20 @@ func (p *Pages) notFound(w http.ResponseWriter, r *http.Request) {
 	p.render(w, r, http.StatusNotFound, "notfound.html", language(r), nil, "")
 }
 
+// failed answers a store error that is not a not-found: 503 with
+// Retry-After while the database is out of reach (the payer may simply try
+// again), else 500.
+func (p *Pages) failed(w http.ResponseWriter, what string, err error) {
+	if sqlstore.Unavailable(err) {
+		p.log.Warn(what+": database unavailable", "err", err)
+		w.Header().Set("Retry-After", "1")
+		p.plain(w, http.StatusServiceUnavailable, "The service is briefly unavailable; please try again in a moment.")
+		return
+	}
+	p.log.Error(what, "err", err)
+	p.plain(w, http.StatusInternalServerError, "Internal error.")
+}
+
 func (p *Pages) plain(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(status)

@@ -170,9 +170,18 @@ func (d *Delivery) attempt(ctx context.Context, c *payd.Callback) sqlstore.Recor
 }
 
 // record writes finished attempts, even if ctx was cancelled meanwhile:
-// the attempts happened.
+// the attempts happened. While the database is out of reach it tries
+// again, for up to half the lease: the claim is still this instance's, and
+// an attempt that reached the merchant but was never recorded would be
+// sent again once the lease ran out.
 func (d *Delivery) record(ctx context.Context, batch []sqlstore.Recorded) {
-	lost, err := d.Store.RecordAttempts(context.WithoutCancel(ctx), d.Owner, batch)
+	ctx = context.WithoutCancel(ctx)
+	start := time.Now()
+	lost, err := d.Store.RecordAttempts(ctx, d.Owner, batch)
+	for wait := 50 * time.Millisecond; err != nil && sqlstore.Unavailable(err) && time.Since(start) < d.Lease/2; wait = min(2*wait, time.Second) {
+		time.Sleep(wait)
+		lost, err = d.Store.RecordAttempts(ctx, d.Owner, batch)
+	}
 	if err != nil {
 		for _, r := range batch {
 			d.Log.Error("record callback attempt", "callback_id", r.Callback.ID, "attempt", r.Attempt.Number, "err", err)

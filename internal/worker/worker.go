@@ -13,6 +13,8 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"payd/internal/sqlstore"
 )
 
 // Pass is one pass of a loop; it returns how much work it did.
@@ -25,7 +27,12 @@ func Run(ctx context.Context, log *slog.Logger, name string, interval time.Durat
 	defer t.Stop()
 	for {
 		n, err := pass(ctx)
-		if err != nil && ctx.Err() == nil {
+		switch {
+		case err == nil || ctx.Err() != nil:
+		case sqlstore.Unavailable(err):
+			// The database is away for now; the next pass tries again.
+			log.Warn("background pass: database unavailable", "loop", name, "err", err)
+		default:
 			log.Error("background pass failed", "loop", name, "err", err)
 		}
 		if err == nil && full > 0 && n >= full {

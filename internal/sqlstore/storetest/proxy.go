@@ -1,0 +1,98 @@
+package storetest
+
+import (
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"sync"
+	"testing"
+
+	"payd/internal/sqlstore"
+)
+
+// Proxy is a TCP proxy in front of the test PostgreSQL that a test can
+// cut, as a database outage does: Cut closes every connection through it
+// and refuses new ones until Restore.
+type Proxy struct {
+	ln     net.Listener
+	target string
+	mu     sync.Mutex
+	cut    bool
+	conns  map[net.Conn]bool
+}
+
+// PostgresBehindProxy opens a migrated store in a new schema of the test
+// PostgreSQL (as Postgres does) whose connections go through a Proxy.
+func PostgresBehindProxy(t testing.TB) (*sqlstore.Store, *Proxy) {
+	t.Helper()
+	_, direct := Postgres(t)
+	u, err := url.Parse(direct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Proxy{ln: ln, target: u.Host, conns: map[net.Conn]bool{}}
+	go p.serve()
+	t.Cleanup(func() { ln.Close(); p.Cut() })
+	u.Host = ln.Addr().String()
+	return open(t, u.String()), p
+}
+
+func (p *Proxy) serve() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		if p.cut {
+			p.mu.Unlock()
+			c.Close()
+			continue
+		}
+		up, err := net.Dial("tcp", p.target)
+		if err != nil {
+			p.mu.Unlock()
+			c.Close()
+			continue
+		}
+		p.conns[c], p.conns[up] = true, true
+		p.mu.Unlock()
+		go p.pipe(c, up)
+		go p.pipe(up, c)
+	}
+}
+
+func (p *Proxy) pipe(dst, src net.Conn) {
+	io.Copy(dst, src)
+	dst.Close()
+	src.Close()
+	p.mu.Lock()
+	delete(p.conns, dst)
+	delete(p.conns, src)
+	p.mu.Unlock()
+}
+
+// Cut drops every connection and refuses new ones.
+func (p *Proxy) Cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cut = true
+	for c := range p.conns {
+		c.Close()
+	}
+}
+
+// Restore lets connections through again.
+func (p *Proxy) Restore() {
+	p.mu.Lock()
+	p.cut = false
+	p.mu.Unlock()
+}
+
+// HasPostgres reports whether the test PostgreSQL is configured.
+func HasPostgres() bool { return os.Getenv("PAYD_TEST_POSTGRES_URL") != "" }
