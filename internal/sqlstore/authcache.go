@@ -3,6 +3,8 @@ package sqlstore
 import (
 	"context"
 	"log/slog"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,7 +27,11 @@ import (
 //
 //   - PostgreSQL: triggers notify the channel authChannel in the changing
 //     transaction; ListenAuth listens on a connection of its own and drops
-//     the merchant's entries as each change commits.
+//     the merchant's entries as each change commits. A connection can hang
+//     without closing (a network that drops packets), and a hung listener
+//     hears nothing: so the listener also notifies itself every authPing
+//     through the store's pool, and entries are served only while such a
+//     ping, sent less than authMaxAgePG ago, has come back.
 //   - SQLite: triggers bump the one row of auth_version; ListenAuth reads it
 //     every authPoll and drops every entry when it moved. Entries are served
 //     only while the last read that found no change started less than
@@ -59,8 +65,9 @@ type authCache struct {
 	on      bool
 	gen     uint64
 	entries map[string]authEntry
-	// SQLite: entries are served while the last confirming poll started
-	// within maxAge (0: no such bound); version is what it read.
+	// Entries are served while the last confirmation (SQLite: a poll of
+	// auth_version; PostgreSQL: a ping heard back) started within maxAge;
+	// version is what SQLite's poll read.
 	maxAge  time.Duration
 	freshAt time.Time
 	version int64
@@ -70,7 +77,7 @@ type authCache struct {
 func (c *authCache) get(hash string, now time.Time) (*payd.Merchant, bool) {
 	c.mu.Lock()
 	e, ok := c.entries[hash]
-	on := c.on && (c.maxAge == 0 || time.Since(c.freshAt) <= c.maxAge)
+	on := c.on && time.Since(c.freshAt) <= c.maxAge
 	c.mu.Unlock()
 	if !on || !ok || e.expires <= ms(now) {
 		return nil, false
@@ -121,6 +128,16 @@ func (c *authCache) setOn(on bool) {
 	c.entries = map[string]authEntry{}
 }
 
+// confirmAt records that a change committed before sent has been heard
+// (PostgreSQL: the listener's ping sent then came back).
+func (c *authCache) confirmAt(sent time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if sent.After(c.freshAt) {
+		c.freshAt = sent
+	}
+}
+
 // confirm records a poll of auth_version that started at start and read v
 // (SQLite): a moved version empties the cache; either way the entries are
 // good for commits made before start. It reports whether the cache turned
@@ -150,6 +167,10 @@ const (
 	authSettle = 50 * time.Millisecond
 	authPoll   = 10 * time.Millisecond
 	authMaxAge = 30 * time.Millisecond
+	// PostgreSQL: the listener's own ping, and how long after the last one
+	// that came back entries are still served.
+	authPing     = time.Second
+	authMaxAgePG = 5 * time.Second
 )
 
 // forgetMerchant drops a merchant's cached authentications ("" all of them)
@@ -192,7 +213,11 @@ func (s *Store) ListenAuth(ctx context.Context, log *slog.Logger, onListening fu
 }
 
 func (s *Store) listenAuthOnce(ctx context.Context, onListening func()) error {
-	conn, err := pgx.Connect(ctx, s.url)
+	url := s.url
+	if s.listenURL != "" {
+		url = s.listenURL
+	}
+	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
 		return err
 	}
@@ -201,17 +226,45 @@ func (s *Store) listenAuthOnce(ctx context.Context, onListening func()) error {
 		return err
 	}
 	// Listening from here on: whatever changed before is not in the
-	// emptied cache, whatever changes after is notified.
+	// emptied cache, whatever changes after is notified. Entries are
+	// served once the first ping has come back.
 	s.auth.setOn(true)
 	if onListening != nil {
 		onListening()
 	}
+	pingCtx, stopPings := context.WithCancel(ctx)
+	defer stopPings()
+	prefix := "ping:" + payd.NewID(time.Now()) + ":"
+	go s.pingAuth(pingCtx, prefix)
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
 			return err
 		}
+		if sent, ok := strings.CutPrefix(n.Payload, prefix); ok {
+			if ns, err := strconv.ParseInt(sent, 10, 64); err == nil {
+				s.auth.confirmAt(time.Unix(0, ns))
+			}
+			continue
+		}
 		s.auth.drop(n.Payload)
+	}
+}
+
+// pingAuth notifies the listener's channel every authPing through the
+// store's pool, with the time it sent the ping.
+func (s *Store) pingAuth(ctx context.Context, prefix string) {
+	t := time.NewTicker(authPing)
+	defer t.Stop()
+	for {
+		pctx, cancel := context.WithTimeout(ctx, authPing)
+		s.w.ExecContext(pctx, "SELECT pg_notify($1, $2)", authChannel, prefix+strconv.FormatInt(time.Now().UnixNano(), 10))
+		cancel()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
 	}
 }
 

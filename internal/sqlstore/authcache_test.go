@@ -156,3 +156,64 @@ func testAuthCacheAcrossInstances(t *testing.T, a *sqlstore.Store, u string) {
 		t.Fatalf("expired token: %v", err)
 	}
 }
+
+// TestAuthCacheHungListener: when the notification connection hangs
+// without closing (the network drops its packets), the listener hears no
+// change; a token revoked meanwhile by another process is refused within
+// the cache's bound (5 s), not for as long as the connection hangs.
+func TestAuthCacheHungListener(t *testing.T) {
+	if !storetest.HasPostgres() {
+		t.Skip("PostgreSQL only (SQLite's poll has its own 30 ms bound, TestAuthCacheAcrossInstances)")
+	}
+	t.Run("postgres", func(t *testing.T) {
+		a, u := storetest.Postgres(t)
+		proxied, proxy := storetest.NewProxy(t, u)
+		a.SetListenURL(proxied)
+		b, err := sqlstore.Open(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		b.SetSecretKey(storetest.SecretKey)
+		lctx, stop := context.WithCancel(ctx)
+		listening := make(chan struct{}, 1)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			a.ListenAuth(lctx, slog.New(slog.NewTextHandler(io.Discard, nil)), func() { listening <- struct{}{} })
+		}()
+		defer func() { stop(); proxy.Restore(); <-done }()
+		<-listening
+		m, _ := newMerchant(t, b, 0)
+		now := time.Now()
+		tok, err := b.IssueToken(ctx, m, time.Hour, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Cached once a ping has come back.
+		deadline := time.Now().Add(5 * time.Second)
+		for a.AuthCached(tok, now) == nil {
+			if time.Now().After(deadline) {
+				t.Fatal("the token was never served from the cache")
+			}
+			a.Authenticate(ctx, tok, now)
+			time.Sleep(50 * time.Millisecond)
+		}
+		proxy.Hang()
+		if err := b.RevokeToken(ctx, tok); err != nil {
+			t.Fatal(err)
+		}
+		revoked := time.Now()
+		for {
+			_, err := a.Authenticate(ctx, tok, now)
+			if errors.Is(err, payd.ErrNotFound) {
+				t.Logf("refused %v after the revocation, the listener hung", time.Since(revoked).Round(10*time.Millisecond))
+				break
+			}
+			if time.Since(revoked) > 6*time.Second {
+				t.Fatalf("a revoked token still authenticates %v later with the listener hung (%v)", time.Since(revoked), err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
+}

@@ -62,11 +62,14 @@ type Store struct {
 	// writesRefused: SQLite's last commit failed for want of the database
 	// (disk full, read-only), and none has succeeded since (Ping).
 	writesRefused atomic.Bool
-	tagKey []byte // derived from the operator key (Tag)
+	tagKey        []byte // derived from the operator key (Tag)
 	// PostgreSQL: the URL (for the notification listener) and the
 	// authenticated-merchant cache (authcache.go).
-	url  string
-	auth *authCache
+	url string
+	// listenURL, when set, is where ListenAuth connects instead of url (a
+	// test puts a proxy there to hang that one connection).
+	listenURL string
+	auth      *authCache
 	// totals: the kept totals of description searches (totals.go).
 	totals searchTotals
 	// SQLite: the RTP record cache (rtpcache.go), and what stops the
@@ -92,7 +95,7 @@ func Open(url string) (*Store, error) {
 		db.SetMaxOpenConns(32)
 		db.SetMaxIdleConns(32)
 		db.SetConnMaxIdleTime(5 * time.Minute)
-		s := &Store{engine: Postgres, w: db, r: db, url: url, auth: &authCache{entries: map[string]authEntry{}}, closed: make(chan struct{})}
+		s := &Store{engine: Postgres, w: db, r: db, url: url, auth: &authCache{entries: map[string]authEntry{}, maxAge: authMaxAgePG}, closed: make(chan struct{})}
 		s.rtps.init(s, coalesceReaders, coalesceWaveMax, s.rtps.serve)
 		s.inserts.init(s, insertWriters, 0, s.inserts.serve)
 		return s, nil

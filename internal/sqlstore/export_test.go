@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"time"
 
 	"payd"
 )
@@ -107,3 +108,13 @@ func OnKeptTotal(f func()) (stop func()) {
 // RTPCacheMaxAge is how late a change made through another connection may
 // be seen (rtpcache.go).
 const RTPCacheMaxAge = rtpMaxAge
+
+// SetListenURL makes ListenAuth connect to u (a proxy a test can hang).
+func (s *Store) SetListenURL(u string) { s.listenURL = u }
+
+// AuthCached is the merchant the authentication cache serves for token,
+// nil when it would not serve one.
+func (s *Store) AuthCached(token string, now time.Time) *payd.Merchant {
+	m, _ := s.auth.get(payd.HashSecret(token), now)
+	return m
+}

@@ -198,3 +198,42 @@ func TestRTPRingKeepsTheNewest(t *testing.T) {
 func NewTestID(n int) string {
 	return fmt.Sprintf("%08x-0000-7000-8000-%012x", uint32(n), uint64(n)&0xffffffffffff)
 }
+
+// TestRTPRingKeepsEveryField: the ring (which lists payd.RTP's fields by
+// hand) gives back every field of an RTP as it was put, each set to a
+// value of its own by reflection: a field added to payd.RTP and not to
+// the ring comes back as its zero value and fails here.
+func TestRTPRingKeepsEveryField(t *testing.T) {
+	var want payd.RTP
+	v := reflect.ValueOf(&want).Elem()
+	base := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	for i := 0; i < v.NumField(); i++ {
+		f, name := v.Field(i), v.Type().Field(i).Name
+		switch {
+		case name == "ID":
+			f.SetString("01a1fd38-56fa-7f9d-ba9b-1038a64df444")
+		case f.Kind() == reflect.String:
+			f.SetString(name + " value é")
+		case f.Kind() == reflect.Int64:
+			f.SetInt(int64(1000 + i))
+		case f.Type() == reflect.TypeOf(time.Time{}):
+			f.Set(reflect.ValueOf(base.Add(time.Duration(i)*time.Hour + time.Duration(i)*time.Millisecond)))
+		default:
+			t.Fatalf("payd.RTP.%s is a %s: teach the ring (rtpring.go) and this test to keep it", name, f.Type())
+		}
+	}
+	var g rtpRing
+	g.size = 1 << 16
+	defer g.free()
+	g.put(&want)
+	got, ok := g.get(want.ID)
+	if !ok {
+		t.Fatal("the record was not kept")
+	}
+	gv := reflect.ValueOf(got).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		if a, b := v.Field(i).Interface(), gv.Field(i).Interface(); !reflect.DeepEqual(a, b) {
+			t.Errorf("payd.RTP.%s: put %v, got %v back", v.Type().Field(i).Name, a, b)
+		}
+	}
+}

@@ -1,24 +1,26 @@
 package storetest
 
 import (
-	"io"
 	"net"
 	"net/url"
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	"payd/internal/sqlstore"
 )
 
 // Proxy is a TCP proxy in front of the test PostgreSQL that a test can
-// cut, as a database outage does: Cut closes every connection through it
-// and refuses new ones until Restore.
+// cut, as a database outage does (Cut closes every connection through it
+// and refuses new ones until Restore), or hang, as a network that drops
+// packets does (Hang stops forwarding without closing anything).
 type Proxy struct {
 	ln     net.Listener
 	target string
 	mu     sync.Mutex
 	cut    bool
+	hung   bool
 	conns  map[net.Conn]bool
 }
 
@@ -27,6 +29,14 @@ type Proxy struct {
 func PostgresBehindProxy(t testing.TB) (*sqlstore.Store, *Proxy) {
 	t.Helper()
 	_, direct := Postgres(t)
+	u, p := NewProxy(t, direct)
+	return open(t, u), p
+}
+
+// NewProxy starts a Proxy in front of the database of the PostgreSQL URL
+// direct and returns the URL that goes through it.
+func NewProxy(t testing.TB, direct string) (string, *Proxy) {
+	t.Helper()
 	u, err := url.Parse(direct)
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +49,7 @@ func PostgresBehindProxy(t testing.TB) (*sqlstore.Store, *Proxy) {
 	go p.serve()
 	t.Cleanup(func() { ln.Close(); p.Cut() })
 	u.Host = ln.Addr().String()
-	return open(t, u.String()), p
+	return u.String(), p
 }
 
 func (p *Proxy) serve() {
@@ -68,7 +78,21 @@ func (p *Proxy) serve() {
 }
 
 func (p *Proxy) pipe(dst, src net.Conn) {
-	io.Copy(dst, src)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		for p.isHung() {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if n > 0 {
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				break
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
 	dst.Close()
 	src.Close()
 	p.mu.Lock()
@@ -87,10 +111,23 @@ func (p *Proxy) Cut() {
 	}
 }
 
+// Hang stops forwarding on every connection, keeping them open.
+func (p *Proxy) Hang() {
+	p.mu.Lock()
+	p.hung = true
+	p.mu.Unlock()
+}
+
+func (p *Proxy) isHung() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.hung
+}
+
 // Restore lets connections through again.
 func (p *Proxy) Restore() {
 	p.mu.Lock()
-	p.cut = false
+	p.cut, p.hung = false, false
 	p.mu.Unlock()
 }
 
