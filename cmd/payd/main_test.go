@@ -553,7 +553,7 @@ func TestAccessLinesFollowLogFormat(t *testing.T) {
 					if v["msg"] == "request" && v["route"] == "GET /v2/rtp" && v["status"] == 401.0 {
 						access = append(access, line)
 					}
-				} else if strings.Contains(line, ` msg=request `) && strings.Contains(line, ` route="GET /v2/rtp" status=401 `) {
+				} else if strings.Contains(line, ` msg=request `) && strings.Contains(line, ` route="GET /v2/rtp" client=127.0.0.1 status=401 `) {
 					access = append(access, line)
 				}
 			}
