@@ -34,6 +34,16 @@ type Credit struct {
 	PayerIBAN string
 	Reference string    // the network's reference of the credit; "" in the sandbox
 	At        time.Time // when the payer's bank accepted it; zero: when payd applies it
+	// Routed: the network delivered the money to an account, CreditorIBAN
+	// ("" when the message named none), and the credit may pay only a
+	// target of the merchant that owns that account. The sandbox's payers
+	// pay a target directly and leave it false.
+	Routed       bool
+	CreditorIBAN string
+	// ByRemittance: the target was found in the payer's free text (the
+	// network's reference said "not provided"), so it is looked for only
+	// among the objects of the account's merchant.
+	ByRemittance bool
 }
 
 // CardResult is an acquirer's answer to a card authorization.
@@ -48,6 +58,10 @@ type CardResult struct {
 // call is one transaction. merchantID "" means the caller does not know the
 // merchant (a bank names only the target); the target's owner is used.
 type Ledger interface {
+	// Credit records a payer's credit for whatever its target is: an RTP
+	// (as CreditRTP) or a QR or extension (as CreditQR). A target payd does
+	// not know is ErrNotFound.
+	Credit(ctx context.Context, c Credit, now time.Time) (*Payment, error)
 	// CreditQR records a payer's payment of a QR: checks in the contract's
 	// order (existence, payability, amount), then the payment, the QR's
 	// transition, its callback, and the completion of its checkout.
@@ -61,9 +75,44 @@ type Ledger interface {
 	// RefundTaken records that the network took a refund's return of funds
 	// (Created → Requested).
 	RefundTaken(ctx context.Context, refundID string, now time.Time) error
-	// SettleRefund gives a refund its final status: Accepted, Rejected or Manual.
+	// SettleRefund gives a refund its final status: Accepted, Rejected or
+	// Manual (ApplyRefundOutcome).
 	SettleRefund(ctx context.Context, refundID string, outcome RefundStatus, now time.Time) (*Refund, error)
+	// SettleReturn is a network's news of a refund's return: as
+	// SettleRefund, but only once the network has taken the return
+	// (Requested); before, it changes nothing (ErrReturnNotTaken).
+	SettleReturn(ctx context.Context, refundID string, outcome RefundStatus, now time.Time) (*Refund, error)
 }
+
+// Message is a rail's inbound message as payd records it: the network's
+// message id (what it deduplicates on), its kind (pacs.008, pain.014 …),
+// the outcome its use case's success means, and when it arrived.
+type Message struct {
+	ID, Kind, Outcome string
+	At                time.Time
+}
+
+// Inbox is the port through which a rail applies each of its messages
+// exactly once. Once gives the Ledger whose next use case records msg in
+// its own transaction: the message and its effect commit together, and a
+// message recorded before makes the use case fail with ErrDuplicate and
+// apply nothing. A message that applies nothing (a refusal by the rules)
+// is recorded with Record, so that a repeat gets the same answer.
+type Inbox interface {
+	Once(msg Message) Ledger
+	Record(ctx context.Context, msg Message) (recorded bool, err error)
+	// Recorded is the message as recorded (its outcome and arrival), if it was.
+	Recorded(ctx context.Context, msgID string) (Message, bool, error)
+}
+
+// ErrDuplicate is the error of a use case run for a message already
+// recorded (Inbox.Once): it was applied, or refused, before.
+var ErrDuplicate = errors.New("inbound message already recorded")
+
+// ErrReturnNotTaken is a network's status about a refund's return that the
+// network has not taken yet (the refund is still Created: its pacs.004 was
+// never acknowledged). Nothing is applied.
+var ErrReturnNotTaken = errors.New("the refund's return has not been taken by the network")
 
 // CardAcquirer authorizes card payments. The sandbox's test cards are one;
 // a production acquirer is another adapter implementing it. A deployment
@@ -162,12 +211,15 @@ func RefundOrder(m *Merchant, rf *Refund, p *Payment, now time.Time) *RailsOrder
 // Why a rail's credit was refused; adapters map these to their network's
 // reason codes.
 const (
-	RefusedUnknown  = "unknown"  // no such QR, extension or RTP
-	RefusedClosed   = "closed"   // the target cannot be paid in its state
-	RefusedAmount   = "amount"   // the amount breaks the target's amount rule
-	RefusedExpired  = "expired"  // the target's deadline has passed
-	RefusedCurrency = "currency" // not MDL
-	RefusedMerchant = "merchant" // the merchant is not active
+	RefusedUnknown   = "unknown"   // no such QR, extension or RTP (among the account's merchant's, when found by remittance)
+	RefusedAccount   = "account"   // the money reached an account that is not the target's merchant's, or none
+	RefusedPaid      = "paid"      // the target was paid already (a Dynamic QR, an RTP)
+	RefusedCancelled = "cancelled" // the target was cancelled (an RTP, a QR, a replaced or cancelled extension)
+	RefusedClosed    = "closed"    // the target cannot be paid in its state otherwise (rejected, inactive, a finished checkout)
+	RefusedAmount    = "amount"    // the amount breaks the target's amount rule
+	RefusedExpired   = "expired"   // the target's deadline has passed
+	RefusedCurrency  = "currency"  // not the target's currency
+	RefusedMerchant  = "merchant"  // the merchant is not active
 )
 
 // Refused is a credit refused by the rules of its target. It wraps the
@@ -200,6 +252,23 @@ func Refusal(err error) string {
 	return RefusedClosed
 }
 
+// checkAccount is the routing rule of a network's credit: the money must
+// have reached the account of the merchant that owns the target. A
+// reference read from the payer's free text is matched among that
+// merchant's objects only, so a target of another merchant is unknown.
+func checkAccount(m *Merchant, c Credit, notFound error) error {
+	if !c.Routed {
+		return nil
+	}
+	if m.IBAN != "" && c.CreditorIBAN != "" && NormalizeIBAN(c.CreditorIBAN) == NormalizeIBAN(m.IBAN) {
+		return nil
+	}
+	if c.ByRemittance {
+		return refuse(RefusedUnknown, notFound)
+	}
+	return refuse(RefusedAccount, notFound)
+}
+
 // creditTime is when a credit counts as executed.
 func creditTime(c Credit, now time.Time) time.Time {
 	if c.At.IsZero() || c.At.After(now) {
@@ -212,6 +281,9 @@ func creditTime(c Credit, now time.Time) time.Time {
 // with its status, and owned by m) becomes Accepted, and the returned
 // payment and callback (nil without a callbackUrl) are to be stored with it.
 func ApplyRTPCredit(m *Merchant, r *RTP, c Credit, now time.Time) (*Payment, *Callback, error) {
+	if err := checkAccount(m, c, E(CodeRTPNotFound, "rtpId", r.ID)); err != nil {
+		return nil, nil, err
+	}
 	if !m.Active {
 		return nil, nil, refuse(RefusedMerchant, E(CodeRTPMerchantInactive))
 	}
@@ -220,8 +292,13 @@ func ApplyRTPCredit(m *Merchant, r *RTP, c Credit, now time.Time) (*Payment, *Ca
 	}
 	payID := NewID(now)
 	if err := r.Accept(now, payID); err != nil {
-		if r.Status == RTPExpired {
+		switch r.Status {
+		case RTPExpired:
 			return nil, nil, refuse(RefusedExpired, err)
+		case RTPAccepted, RTPRefunded:
+			return nil, nil, refuse(RefusedPaid, err)
+		case RTPCancelled:
+			return nil, nil, refuse(RefusedCancelled, err)
 		}
 		return nil, nil, refuse(RefusedClosed, err)
 	}
@@ -256,6 +333,9 @@ func ApplyRTPRejection(m *Merchant, r *RTP, now time.Time) error {
 // its callback is QRCreditCallback once the payment has its reference
 // number. A checkout's QR also completes its checkout (CompleteCheckoutByQR).
 func ApplyQRCredit(m *Merchant, q *QR, c Credit, now time.Time) (*Payment, error) {
+	if err := checkAccount(m, c, E(CodeQRNotFound, "qrId", q.ID)); err != nil {
+		return nil, err
+	}
 	if !m.Active {
 		return nil, refuse(RefusedMerchant, E(CodeQRState))
 	}
@@ -263,8 +343,13 @@ func ApplyQRCredit(m *Merchant, q *QR, c Credit, now time.Time) (*Payment, error
 		return nil, refuse(RefusedCurrency, E(CodeQRCurrency, "value", c.Currency))
 	}
 	if !q.Payable() {
-		if q.Status == QRExpired || (q.Type == QRHybrid && q.ExtStatus == ExtExpired) {
+		switch {
+		case q.Status == QRExpired || (q.Type == QRHybrid && q.ExtStatus == ExtExpired):
 			return nil, refuse(RefusedExpired, E(CodeQRState))
+		case q.Status == QRPaid:
+			return nil, refuse(RefusedPaid, E(CodeQRState))
+		case q.Status == QRCancelled || (q.Type == QRHybrid && q.ExtStatus == ExtCancelled):
+			return nil, refuse(RefusedCancelled, E(CodeQRState))
 		}
 		return nil, refuse(RefusedClosed, E(CodeQRState))
 	}
@@ -360,6 +445,62 @@ func (r *Refund) Settle(outcome RefundStatus, now time.Time) error {
 	return nil
 }
 
+// Taken records that the network took the refund's return of funds:
+// Created → Requested. A refund past Created is left as it is (false).
+func (r *Refund) Taken(now time.Time) bool {
+	if r.Status != RefundCreated {
+		return false
+	}
+	r.Status, r.UpdatedAt = RefundRequested, now
+	return true
+}
+
+// RefundSettlement is what a refund's final status does besides the
+// refund itself, to store with it.
+type RefundSettlement struct {
+	Payment    *Payment  // the payment after it: its refund sums as they now are
+	RefundsRTP bool      // the payment's RTP becomes Refunded
+	Callback   *Callback // refund.accepted; nil unless accepted and a URL is set
+}
+
+// ApplyRefundOutcome decides a refund's final status (Settle) and what it
+// does: a rejected refund releases its amount; an accepted one counts in
+// the payment's refunded amount and dates, makes an RTP Refunded and
+// causes the refund callback (to the refund's URL, else the payment's);
+// Manual keeps its amount reserved. p is the payment as loaded.
+func ApplyRefundOutcome(m *Merchant, r *Refund, p *Payment, paymentCallbackURL string, outcome RefundStatus, now time.Time) (*RefundSettlement, error) {
+	if err := r.Settle(outcome, now); err != nil {
+		return nil, err
+	}
+	after := *p
+	st := &RefundSettlement{Payment: &after}
+	switch r.Status {
+	case RefundRejected:
+		after.RequestedRefund -= r.Amount
+	case RefundAccepted:
+		after.Refunded += r.Amount
+		if after.FirstRefundedAt.IsZero() {
+			after.FirstRefundedAt = now
+		}
+		after.LastRefundedAt = now
+		st.RefundsRTP = p.Kind == PaymentRTP
+		st.Callback = RefundCallback(m, r, &after, paymentCallbackURL, now)
+	}
+	return st, nil
+}
+
+// ApplyReturnOutcome is a network's news of a refund's return: as
+// ApplyRefundOutcome, but the network must have taken the return first. A
+// refund still Created (its return never acknowledged, perhaps never sent)
+// is left as it is: ErrReturnNotTaken. Settling it would release its
+// amount while the return could still go out.
+func ApplyReturnOutcome(m *Merchant, r *Refund, p *Payment, paymentCallbackURL string, outcome RefundStatus, now time.Time) (*RefundSettlement, error) {
+	if r.Status == RefundCreated {
+		return nil, ErrReturnNotTaken
+	}
+	return ApplyRefundOutcome(m, r, p, paymentCallbackURL, outcome, now)
+}
+
 // RefundCallback is the refund callback of an accepted refund, sent to the
 // refund's callbackUrl or else its payment's; nil when there is none. p is
 // the payment after the refund was applied.
@@ -372,4 +513,17 @@ func RefundCallback(m *Merchant, r *Refund, p *Payment, paymentCallbackURL strin
 		return nil
 	}
 	return NewCallback(EventRefundAccepted, m, r.ID, url, RefundAcceptedFields(r, p).Body(m.SignatureKey), now).About(r.ID, p.ID, p.IntentID())
+}
+
+// The sandbox's network works from what the store says is due.
+
+// DueRTPDecision is an RTP of a test alias whose automatic decision
+// (Action: accept or reject) is due.
+type DueRTPDecision struct {
+	MerchantID, RTPID, Action string
+}
+
+// DueRefund is a refund whose sandbox processing time has come.
+type DueRefund struct {
+	ID, MerchantID, Reason string
 }

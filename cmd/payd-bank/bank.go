@@ -19,38 +19,52 @@ import (
 
 // message is one message received from payd.
 type message struct {
-	Kind       string    `json:"kind"` // pain.013, camt.055, pacs.004
-	MsgID      string    `json:"msgId"`
-	ObjectID   string    `json:"objectId"` // the rtpId (pain.013, camt.055) or refundId (pacs.004), hyphenated
-	Alias      string    `json:"alias,omitempty"`
-	Amount     string    `json:"amount"`
-	Currency   string    `json:"currency"`
-	Creditor   string    `json:"creditor,omitempty"`
-	ReceivedAt time.Time `json:"receivedAt"`
-	Copies     int       `json:"copies"` // how many times payd sent it
-	Body       string    `json:"body"`
+	Kind         string    `json:"kind"` // pain.013, camt.055, pacs.004
+	MsgID        string    `json:"msgId"`
+	ObjectID     string    `json:"objectId"` // the rtpId (pain.013, camt.055) or refundId (pacs.004), hyphenated
+	Alias        string    `json:"alias,omitempty"`
+	Amount       string    `json:"amount"`
+	Currency     string    `json:"currency"`
+	Creditor     string    `json:"creditor,omitempty"`
+	CreditorIBAN string    `json:"creditorIban,omitempty"`
+	ReceivedAt   time.Time `json:"receivedAt"`
+	Copies       int       `json:"copies"` // how many times payd sent it
+	Body         string    `json:"body"`
 }
 
 type bank struct {
 	paydURL, key string
+	bic          string // this bank's BIC: the payers' agent
 	client       *http.Client
 
 	mu         sync.Mutex
 	msgs       []*message
 	byID       map[string]*message
+	sent       []exchange // every message sent to payd, with payd's answer
 	downUntil  time.Time
 	down       bool
 	duplicates bool
 }
 
-func newBank(paydURL, key string) *bank {
-	return &bank{paydURL: paydURL, key: key, client: &http.Client{Timeout: 10 * time.Second}, byID: map[string]*message{}}
+// exchange is a message payd-bank sent and what payd answered.
+type exchange struct {
+	Kind   string    `json:"kind"`
+	Body   string    `json:"body"`
+	Status int       `json:"status"`
+	Answer string    `json:"answer"`
+	At     time.Time `json:"at"`
+}
+
+func newBank(paydURL, key, bic string) *bank {
+	return &bank{paydURL: paydURL, key: key, bic: bic, client: &http.Client{Timeout: 10 * time.Second}, byID: map[string]*message{}}
 }
 
 func (b *bank) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /iso20022", b.receive)
 	mux.HandleFunc("GET /messages", b.list)
+	mux.HandleFunc("GET /sent", b.listSent)
+	mux.HandleFunc("POST /send", b.sendRaw)
 	mux.HandleFunc("POST /rtp/{id}/accept", b.rtpAccept)
 	mux.HandleFunc("POST /rtp/{id}/reject", b.rtpReject)
 	mux.HandleFunc("POST /pay", b.pay)
@@ -130,25 +144,34 @@ func parse(body []byte) (*message, error) {
 		if err := xml.Unmarshal(body, &x); err != nil {
 			return nil, err
 		}
-		m.Kind, m.MsgID, m.Amount, m.Currency = "pain.013", x.GrpHdr.MsgID, x.PmtInf.Tx.Amt.Value, x.PmtInf.Tx.Amt.Ccy
-		m.ObjectID, m.Creditor = hyphenate(x.PmtInf.Tx.EndToEndID), x.PmtInf.Tx.Cdtr.Name
-		if x.PmtInf.DbtrAcct.Proxy != nil {
-			m.Alias = x.PmtInf.DbtrAcct.Proxy.ID
+		pi := x.Req.PmtInf
+		m.Kind, m.MsgID, m.Amount, m.Currency = "pain.013", x.Req.GrpHdr.MsgID, pi.Tx.Amt.Value, pi.Tx.Amt.Ccy
+		m.ObjectID, m.Creditor, m.CreditorIBAN = hyphenate(pi.Tx.PmtID.EndToEndID), pi.Tx.Cdtr.Name, pi.Tx.CdtrAcct.IBANValue()
+		if pi.Dbtr.CtctDtls != nil {
+			m.Alias = iso20022.AliasOf(pi.Dbtr.CtctDtls.MobNb)
 		}
 	case iso20022.NSCamt055:
 		var x iso20022.Camt055
 		if err := xml.Unmarshal(body, &x); err != nil {
 			return nil, err
 		}
-		m.Kind, m.MsgID, m.ObjectID = "camt.055", x.ID, hyphenate(x.Cxl.OrgnlEndToEndID)
-		m.Amount, m.Currency = x.Cxl.OrgnlInstdAmt.Value, x.Cxl.OrgnlInstdAmt.Ccy
+		tx := x.Req.Undrlyg.PmtInf.Tx
+		m.Kind, m.MsgID, m.ObjectID = "camt.055", x.Req.Assgnmt.ID, hyphenate(tx.OrgnlEndToEndID)
+		m.Amount, m.Currency = tx.OrgnlInstdAmt.Value, tx.OrgnlInstdAmt.Ccy
 	case iso20022.NSPacs004:
 		var x iso20022.Pacs004
 		if err := xml.Unmarshal(body, &x); err != nil {
 			return nil, err
 		}
-		m.Kind, m.MsgID, m.ObjectID = "pacs.004", x.GrpHdr.MsgID, hyphenate(x.Tx.RtrID)
-		m.Amount, m.Currency, m.Creditor = x.Tx.RtrdAmt.Value, x.Tx.RtrdAmt.Ccy, x.Tx.OrgnlCdtr
+		tx := x.Msg.Tx
+		m.Kind, m.MsgID, m.ObjectID = "pacs.004", x.Msg.GrpHdr.MsgID, hyphenate(tx.RtrID)
+		m.Amount, m.Currency = tx.RtrdAmt.Value, tx.RtrdAmt.Ccy
+		if ref := tx.OrgnlTxRef; ref != nil {
+			if ref.Cdtr != nil && ref.Cdtr.Pty != nil {
+				m.Creditor = ref.Cdtr.Pty.Name
+			}
+			m.CreditorIBAN = ref.CdtrAcct.IBANValue()
+		}
 	default:
 		return nil, fmt.Errorf("payd-bank does not take %s", ns)
 	}
@@ -163,6 +186,30 @@ func hyphenate(s string) string {
 		return id
 	}
 	return s
+}
+
+// listSent is every message payd-bank sent payd, with payd's answers.
+func (b *bank) listSent(w http.ResponseWriter, r *http.Request) {
+	b.mu.Lock()
+	out := append([]exchange{}, b.sent...)
+	b.mu.Unlock()
+	writeJSON(w, 200, out)
+}
+
+// sendRaw signs and sends a document as it is (tests build malformed or
+// unusual messages with it) and answers payd's status and body.
+func (b *bank) sendRaw(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err != nil {
+		writeJSON(w, 400, map[string]any{"error": "unreadable"})
+		return
+	}
+	status, answer, err := b.post("raw", body)
+	if err != nil {
+		writeJSON(w, 502, map[string]any{"error": err.Error()})
+		return
+	}
+	writeJSON(w, 200, map[string]any{"paydStatus": status, "paydAnswer": string(answer)})
 }
 
 func (b *bank) list(w http.ResponseWriter, r *http.Request) {
@@ -204,11 +251,15 @@ func now() string { return iso20022.Time(time.Now()) }
 
 // send signs and posts one message to payd (twice when duplicating) and
 // returns payd's last answer.
-func (b *bank) send(v any) (int, []byte, error) {
+func (b *bank) send(kind string, v any) (int, []byte, error) {
 	body, err := iso20022.Marshal(v)
 	if err != nil {
 		return 0, nil, err
 	}
+	return b.post(kind, body)
+}
+
+func (b *bank) post(kind string, body []byte) (int, []byte, error) {
 	b.mu.Lock()
 	times := 1
 	if b.duplicates {
@@ -228,6 +279,9 @@ func (b *bank) send(v any) (int, []byte, error) {
 		answer, _ = io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		resp.Body.Close()
 		status = resp.StatusCode
+		b.mu.Lock()
+		b.sent = append(b.sent, exchange{Kind: kind, Body: string(body), Status: status, Answer: string(answer), At: time.Now().UTC()})
+		b.mu.Unlock()
 		if status == http.StatusOK && len(answer) > 0 {
 			if err := iso20022.Verify(resp.Header, b.key, answer, time.Now()); err != nil {
 				return status, answer, fmt.Errorf("payd's answer: %w", err)
@@ -247,7 +301,7 @@ func (p *payer) defaults() {
 		p.PayerName = "ION POPESCU"
 	}
 	if p.IBAN == "" {
-		p.IBAN = "MD24AG000225100013104168"
+		p.IBAN = "MD88AG000000011621810140"
 	}
 }
 
@@ -263,12 +317,17 @@ func (b *bank) rtp(id string) *message {
 }
 
 func (b *bank) rtpStatus(rtp *message, status string) (int, []byte, error) {
-	return b.send(&iso20022.Pain014{
-		GrpHdr:     iso20022.GroupHeader{MsgID: newMsgID(), CreDtTm: now()},
-		OrgnlMsgID: rtp.MsgID, OrgnlMsgNmID: "pain.013.001.07",
-		Tx: iso20022.StatusTx{OrgnlEndToEndID: iso20022.ID(rtp.ObjectID), TxSts: status,
-			Rsn: map[bool]string{true: "", false: "AC04"}[status == iso20022.StatusAccepted]},
-	})
+	reason := ""
+	if status == iso20022.StatusRejected {
+		reason = "MS02" // NotSpecifiedReasonCustomerGenerated: the payer declined
+	}
+	return b.send("pain.014", &iso20022.Pain014{Rpt: iso20022.Pain014Rpt{
+		GrpHdr: iso20022.GroupHeader{MsgID: newMsgID(), CreDtTm: now(), InitgPty: &iso20022.Party{Name: "PAYD-BANK"},
+			DbtrAgt: iso20022.AgentBIC(b.bic)},
+		OrgnlGr: iso20022.OriginalGroup{OrgnlMsgID: rtp.MsgID, OrgnlMsgNmID: "pain.013.001.07"},
+		PmtInfs: []iso20022.Pain014PmtInf{{OrgnlPmtInfID: iso20022.ID(rtp.ObjectID), Txs: []iso20022.StatusTx{{
+			OrgnlEndToEndID: iso20022.ID(rtp.ObjectID), TxSts: status, StsRsnInf: iso20022.ReasonWith(reason, "")}}}},
+	}})
 }
 
 func (b *bank) rtpAccept(w http.ResponseWriter, r *http.Request) {
@@ -284,7 +343,9 @@ func (b *bank) rtpAccept(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 502, map[string]any{"error": fmt.Sprint("pain.014: ", status, " ", err)})
 		return
 	}
-	b.credit(w, iso20022.ID(rtp.ObjectID), rtp.Amount, rtp.Currency, p)
+	// The money goes to the account the request named.
+	b.credit(w, creditOrder{EndToEndID: iso20022.ID(rtp.ObjectID), Amount: rtp.Amount, Currency: rtp.Currency,
+		CreditorIBAN: rtp.CreditorIBAN, Creditor: rtp.Creditor, payer: p})
 }
 
 func (b *bank) rtpReject(w http.ResponseWriter, r *http.Request) {
@@ -301,44 +362,66 @@ func (b *bank) rtpReject(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 200, map[string]any{"paydStatus": status, "paydAnswer": string(body)})
 }
 
+// creditOrder is a payer's credit as /pay takes it.
+type creditOrder struct {
+	payer
+	Target            string `json:"target"`            // the QR, extension or RTP paid: its id as EndToEndId
+	EndToEndID        string `json:"endToEndId"`        // instead of target: e.g. NOTPROVIDED
+	Remittance        string `json:"remittance"`        // RmtInf/Ustrd
+	Amount            string `json:"amount"`            // a decimal string
+	Currency          string `json:"currency"`          // default MDL
+	CreditorIBAN      string `json:"creditorIban"`      // the account paid (the QR's merchant's)
+	Creditor          string `json:"creditor"`          // its holder's name
+	NoCreditorAccount bool   `json:"noCreditorAccount"` // leave CdtrAcct out
+}
+
 func (b *bank) pay(w http.ResponseWriter, r *http.Request) {
-	var in struct {
-		payer
-		Target   string `json:"target"`
-		Amount   string `json:"amount"`
-		Currency string `json:"currency"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.Target == "" || in.Amount == "" {
-		writeJSON(w, 400, map[string]any{"error": `body {"target","amount"} required`})
+	var in creditOrder
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil || (in.Target == "" && in.EndToEndID == "") || in.Amount == "" {
+		writeJSON(w, 400, map[string]any{"error": `body {"target" or "endToEndId","amount","creditorIban"} required`})
 		return
 	}
-	in.payer.defaults()
-	if in.Currency == "" {
-		in.Currency = "MDL"
+	if in.EndToEndID == "" {
+		in.EndToEndID = iso20022.ID(hyphenate(in.Target))
 	}
-	b.credit(w, iso20022.ID(hyphenate(in.Target)), in.Amount, in.Currency, in.payer)
+	b.credit(w, in)
 }
 
 // credit sends a pacs.008 and answers with payd's pacs.002 status.
-func (b *bank) credit(w http.ResponseWriter, target, amount, ccy string, p payer) {
+func (b *bank) credit(w http.ResponseWriter, o creditOrder) {
+	o.payer.defaults()
+	if o.Currency == "" {
+		o.Currency = "MDL"
+	}
+	if o.Creditor == "" {
+		o.Creditor = "MERCHANT"
+	}
 	txID := newMsgID()
-	status, body, err := b.send(&iso20022.Pacs008{
-		GrpHdr: iso20022.GroupHeader{MsgID: newMsgID(), CreDtTm: now(), NbOfTxs: "1", SttlmInf: iso20022.Clearing()},
-		Txs: []iso20022.CreditTx{{
-			EndToEndID: target, TxID: txID, Amt: iso20022.Amount{Ccy: ccy, Value: amount}, AccptncDtTm: now(),
-			Dbtr: iso20022.Party{Name: p.PayerName}, DbtrAcct: iso20022.IBAN(p.IBAN),
-		}},
-	})
+	tx := iso20022.CreditTx{
+		PmtID: iso20022.PaymentID{EndToEndID: o.EndToEndID, TxID: txID}, Amt: iso20022.Amount{Ccy: o.Currency, Value: o.Amount},
+		AccptncDtTm: now(), ChrgBr: iso20022.ChargesShared,
+		Dbtr: iso20022.Party{Name: iso20022.Text(o.PayerName, iso20022.MaxName)}, DbtrAcct: iso20022.IBAN(o.IBAN), DbtrAgt: *iso20022.AgentBIC(b.bic),
+		CdtrAgt: *iso20022.AgentBIC(""), Cdtr: iso20022.Party{Name: iso20022.Text(o.Creditor, iso20022.MaxName)},
+		RmtInf: iso20022.RemittanceText(o.Remittance),
+	}
+	if !o.NoCreditorAccount {
+		tx.CdtrAcct = iso20022.IBAN(o.CreditorIBAN)
+	}
+	status, body, err := b.send("pacs.008", &iso20022.Pacs008{Msg: iso20022.Pacs008Msg{
+		GrpHdr: iso20022.GroupHeader{MsgID: newMsgID(), CreDtTm: now(), NbOfTxs: "1", SttlmInf: iso20022.Clearing(),
+			InstgAgt: iso20022.AgentBIC(b.bic)},
+		Txs: []iso20022.CreditTx{tx},
+	}})
 	if err != nil {
 		writeJSON(w, 502, map[string]any{"error": err.Error()})
 		return
 	}
 	var ans iso20022.Pacs002
-	if status != 200 || xml.Unmarshal(body, &ans) != nil {
+	if status != 200 || xml.Unmarshal(body, &ans) != nil || len(ans.Rpt.Txs) != 1 {
 		writeJSON(w, 502, map[string]any{"error": "payd answered " + strconv.Itoa(status), "body": string(body)})
 		return
 	}
-	writeJSON(w, 200, map[string]any{"status": ans.Tx.TxSts, "reason": ans.Tx.Rsn, "txId": txID})
+	writeJSON(w, 200, map[string]any{"status": ans.Rpt.Txs[0].TxSts, "reason": ans.Rpt.Txs[0].ReasonCode(), "txId": txID, "answer": string(body)})
 }
 
 func (b *bank) refundStatus(w http.ResponseWriter, r *http.Request) {
@@ -351,22 +434,25 @@ func (b *bank) refundStatus(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	b.mu.Unlock()
-	if ret == nil {
-		writeJSON(w, 404, map[string]any{"error": "no pacs.004 received for this refund"})
+	orgnlMsgID := "NOTPROVIDED"
+	if ret != nil {
+		orgnlMsgID = ret.MsgID
+	} else if r.URL.Query().Get("force") != "true" {
+		writeJSON(w, 404, map[string]any{"error": "no pacs.004 received for this refund (force=true sends the status anyway)"})
 		return
 	}
 	st, rsn := iso20022.StatusSettled, ""
 	if strings.HasSuffix(r.URL.Path, "/reject") {
 		st, rsn = iso20022.StatusRejected, "AC04"
 	}
-	status, _, err := b.send(&iso20022.Pacs002{
-		GrpHdr:     iso20022.GroupHeader{MsgID: newMsgID(), CreDtTm: now()},
-		OrgnlMsgID: ret.MsgID, OrgnlMsgNmID: "pacs.004.001.09",
-		Tx: iso20022.StatusTx{OrgnlTxID: iso20022.ID(id), TxSts: st, Rsn: rsn},
-	})
+	status, body, err := b.send("pacs.002", &iso20022.Pacs002{Rpt: iso20022.Pacs002Rpt{
+		GrpHdr:  iso20022.GroupHeader{MsgID: newMsgID(), CreDtTm: now(), InstgAgt: iso20022.AgentBIC(b.bic)},
+		OrgnlGr: &iso20022.OriginalGroup{OrgnlMsgID: orgnlMsgID, OrgnlMsgNmID: "pacs.004.001.09"},
+		Txs:     []iso20022.StatusTx{{OrgnlTxID: iso20022.ID(id), TxSts: st, StsRsnInf: iso20022.ReasonWith(rsn, "")}},
+	}})
 	if err != nil || status != 200 {
 		writeJSON(w, 502, map[string]any{"error": fmt.Sprint("pacs.002: ", status, " ", err)})
 		return
 	}
-	writeJSON(w, 200, map[string]any{"status": st})
+	writeJSON(w, 200, map[string]any{"status": st, "paydAnswer": string(body)})
 }

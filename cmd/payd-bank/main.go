@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -27,11 +28,13 @@ import (
 const usage = `payd-bank: a reference ISO 20022 connector and payers' bank for payd.
 
 Usage:
-  payd-bank [-addr 127.0.0.1:9090] -payd URL -key SECRET
+  payd-bank [-addr 127.0.0.1:9090] -payd URL -key-file FILE [-bic BIC]
 
-  -addr  where to listen (default 127.0.0.1:9090)
-  -payd  payd's inbound endpoint, e.g. http://127.0.0.1:8080/rails/iso20022
-  -key   the shared secret (payd's PAYD_RAILS_KEY)
+  -addr      where to listen (default 127.0.0.1:9090)
+  -payd      payd's inbound endpoint, e.g. http://127.0.0.1:8080/rails/iso20022
+  -key-file  a file holding the shared secret (payd's PAYD_RAILS_KEY); or -key
+             SECRET, or PAYD_RAILS_KEY in the environment
+  -bic       this bank's BIC, the payers' agent (default BANKMD22)
 
 Run payd with PAYD_RAILS=iso20022 PAYD_RAILS_URL=http://ADDR/iso20022
 PAYD_RAILS_KEY=SECRET. payd-bank refuses unsigned or mis-signed messages
@@ -47,12 +50,21 @@ Control API (JSON answers):
                                     pacs.002 status
   POST /rtp/{rtpId}/reject          the payer rejects: pain.014 RJCT
   POST /pay                         a payer pays a QR or extension: body
-                                    {"target","amount","payerName","iban",
-                                    "currency"}; amount as a decimal string.
+                                    {"target","amount","creditorIban",
+                                    "payerName","iban","currency"}; amount as
+                                    a decimal string; the money goes to
+                                    creditorIban (the QR's merchant's). Also
+                                    "endToEndId" (e.g. NOTPROVIDED) with
+                                    "remittance", and "noCreditorAccount".
                                     Answers {"status","reason"} from payd's
                                     pacs.002
   POST /refund/{refundId}/settle    pacs.002 ACSC for a refund's pacs.004
-  POST /refund/{refundId}/reject    pacs.002 RJCT
+  POST /refund/{refundId}/reject    pacs.002 RJCT (?force=true: before any
+                                    pacs.004 arrived)
+  POST /send                        sign and send a raw document as it is;
+                                    answers payd's status and body
+  GET  /sent                        every message sent to payd, with payd's
+                                    answers
   POST /down[?for=30s]              answer 503 to payd (for a while, or until /up)
   POST /up                          answer again
   POST /duplicates?on=true|false    send every message to payd twice
@@ -71,18 +83,31 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() { fmt.Fprint(stderr, usage) }
 	addr := fs.String("addr", "127.0.0.1:9090", "listen address")
 	paydURL := fs.String("payd", "", "payd's inbound rails endpoint")
-	key := fs.String("key", "", "shared secret")
+	key := fs.String("key", "", "shared secret (appears in the process list: prefer -key-file)")
+	keyFile := fs.String("key-file", "", "a file holding the shared secret")
+	bic := fs.String("bic", "BANKMD22", "this bank's BIC, the payers' agent")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 2
 	}
+	if *key == "" && *keyFile != "" {
+		b, err := os.ReadFile(*keyFile)
+		if err != nil {
+			fmt.Fprintln(stderr, "payd-bank:", err)
+			return 2
+		}
+		*key = strings.TrimSpace(string(b))
+	}
+	if *key == "" {
+		*key = os.Getenv("PAYD_RAILS_KEY")
+	}
 	if *paydURL == "" || *key == "" {
 		fmt.Fprint(stderr, "payd-bank: -payd and -key are required\n\n"+usage)
 		return 2
 	}
-	b := newBank(*paydURL, *key)
+	b := newBank(*paydURL, *key, *bic)
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		fmt.Fprintln(stderr, "payd-bank:", err)

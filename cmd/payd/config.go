@@ -46,6 +46,7 @@ type config struct {
 	Rails            string // sandbox or iso20022
 	RailsURL         string
 	RailsKey         string
+	RailsBIC         string
 	CallbackAllow    []netip.Prefix
 	TrustedProxies   []netip.Prefix
 }
@@ -141,6 +142,13 @@ var settings = []setting{
 	}},
 	{"rails-url", "PAYD_RAILS_URL", "", "the ISO 20022 connector's URL (iso20022 rails)", func(c *config, v string) error { c.RailsURL = v; return nil }},
 	{"rails-key", "PAYD_RAILS_KEY", "", "the shared secret signing rails messages both ways (iso20022 rails)", func(c *config, v string) error { c.RailsKey = v; return nil }},
+	{"rails-bic", "PAYD_RAILS_BIC", "", "the BIC of the operator's bank, the merchants' agent in every rails message (iso20022 rails, required)", func(c *config, v string) error {
+		if v != "" && !bicRE.MatchString(v) {
+			return fmt.Errorf("%q is not a BIC (8 or 11 letters and digits: bank, country, location, branch)", v)
+		}
+		c.RailsBIC = v
+		return nil
+	}},
 	{"instance", "PAYD_INSTANCE", "", "this instance's name in leases (default host:pid)", func(c *config, v string) error { c.Instance = v; return nil }},
 }
 
@@ -319,8 +327,13 @@ func (c *config) checkRails() error {
 	if len(c.RailsKey) < 16 {
 		return fmt.Errorf("PAYD_RAILS_KEY: a shared secret of at least 16 characters is required with PAYD_RAILS=iso20022")
 	}
+	if c.RailsBIC == "" {
+		return fmt.Errorf("PAYD_RAILS_BIC: the BIC of the operator's bank (the merchants' agent in every message) is required with PAYD_RAILS=iso20022")
+	}
 	return nil
 }
+
+var bicRE = regexp.MustCompile(`^[A-Z0-9]{4}[A-Z]{2}[A-Z0-9]{2}([A-Z0-9]{3})?$`)
 
 var schemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*:`)
 

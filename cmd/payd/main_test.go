@@ -294,7 +294,7 @@ func TestConfigHardening(t *testing.T) {
 		t.Errorf("redact = %q", got)
 	}
 	prod := map[string]string{"PAYD_DATABASE_URL": "sqlite:" + filepath.Join(dir, "p.db"), "PAYD_MODE": "production",
-		"PAYD_RAILS": "iso20022", "PAYD_RAILS_URL": "http://127.0.0.1:1/x", "PAYD_RAILS_KEY": "a-shared-secret-0123"}
+		"PAYD_RAILS": "iso20022", "PAYD_RAILS_URL": "http://127.0.0.1:1/x", "PAYD_RAILS_KEY": "a-shared-secret-0123", "PAYD_RAILS_BIC": "PAYDMD22"}
 	var stderr bytes.Buffer
 	if code := run(t.Context(), []string{"serve", "--addr", "127.0.0.1:0"}, withTestKey(prod), io.Discard, &stderr); code == 0 ||
 		!strings.Contains(stderr.String(), "PAYD_PUBLIC_URL") {
@@ -309,7 +309,7 @@ func TestConfigHardening(t *testing.T) {
 	prod["PAYD_PUBLIC_URL"] = "https://payd.example"
 	ctx, cancel := context.WithCancel(t.Context())
 	stderr.Reset()
-	done := make(chan int)
+	done := make(chan int, 1)
 	pr, pw := io.Pipe()
 	var errBuf syncBuffer
 	go func() {
@@ -349,7 +349,7 @@ func TestMetricsListener(t *testing.T) {
 	maddr := freeAddr(t)
 	env := map[string]string{"PAYD_DATABASE_URL": "sqlite:" + filepath.Join(t.TempDir(), "m.db"), "PAYD_MODE": "production",
 		"PAYD_PUBLIC_URL": "https://payd.example", "PAYD_RAILS": "iso20022", "PAYD_RAILS_URL": "http://127.0.0.1:1/none",
-		"PAYD_RAILS_KEY": "a-shared-secret-0123", "PAYD_METRICS_ADDR": maddr}
+		"PAYD_RAILS_KEY": "a-shared-secret-0123", "PAYD_RAILS_BIC": "PAYDMD22", "PAYD_METRICS_ADDR": maddr}
 	s := startServer(t, env)
 	res, err := http.Get(s.base + "/metrics")
 	if err != nil {
@@ -411,7 +411,7 @@ func TestSecretKeyAtRest(t *testing.T) {
 	}
 	// Production without a key refuses to start.
 	prod := map[string]string{"PAYD_DATABASE_URL": "sqlite:" + filepath.Join(dir, "p.db"), "PAYD_MODE": "production", "NO_TEST_KEY": "1",
-		"PAYD_PUBLIC_URL": "https://payd.example", "PAYD_RAILS": "iso20022", "PAYD_RAILS_URL": "http://127.0.0.1:1/x", "PAYD_RAILS_KEY": "a-shared-secret-0123"}
+		"PAYD_PUBLIC_URL": "https://payd.example", "PAYD_RAILS": "iso20022", "PAYD_RAILS_URL": "http://127.0.0.1:1/x", "PAYD_RAILS_KEY": "a-shared-secret-0123", "PAYD_RAILS_BIC": "PAYDMD22"}
 	if out, code := runAll(prod, "serve", "--addr", "127.0.0.1:0"); code == 0 || !strings.Contains(out, "PAYD_SECRET_KEY") {
 		t.Errorf("production without a secret key: %d %q", code, out)
 	}

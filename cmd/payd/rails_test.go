@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,11 +22,16 @@ import (
 
 	"payd"
 	"payd/internal/rails/iso20022"
+	"payd/internal/rails/iso20022/xsdtest"
 	"payd/internal/sqlstore"
 	"payd/internal/sqlstore/storetest"
 )
 
-const railsKey = "rails-shared-secret-0123456789"
+const (
+	railsKey = "rails-shared-secret-0123456789"
+	paydBIC  = "PAYDMD22"                 // the operator's bank in the rails tests
+	shopIBAN = "MD24AG000225100013104168" // the merchant the rails tests create
+)
 
 // bankProc is a payd-bank process.
 type bankProc struct {
@@ -92,6 +98,24 @@ func (b *bankProc) call(t *testing.T, method, path string, body any) (int, map[s
 	return res.StatusCode, v
 }
 
+// exchange is a message payd-bank sent payd, with payd's answer.
+type exchange struct {
+	Kind, Body, Answer string
+	Status             int
+}
+
+func (b *bankProc) sent(t *testing.T) []exchange {
+	t.Helper()
+	res, err := http.Get(b.base + "/sent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out []exchange
+	json.NewDecoder(res.Body).Decode(&out)
+	return out
+}
+
 type bankMessage struct {
 	Kind, MsgID, ObjectID, Alias, Amount, Currency, Creditor, Body string
 	Copies                                                         int
@@ -123,6 +147,22 @@ func (b *bankProc) waitMessage(t *testing.T, kind, objectID string, within time.
 	}
 	t.Fatalf("the bank received no %s for %s", kind, objectID)
 	return bankMessage{}
+}
+
+// creditBody is a payer's pacs.008 to the rails tests' merchant, as a
+// connector writes it.
+func creditBody(msgID, txID, e2e, amount, payer string) []byte {
+	body, err := iso20022.Marshal(&iso20022.Pacs008{Msg: iso20022.Pacs008Msg{
+		GrpHdr: iso20022.GroupHeader{MsgID: msgID, CreDtTm: iso20022.Time(time.Now()), NbOfTxs: "1", SttlmInf: iso20022.Clearing()},
+		Txs: []iso20022.CreditTx{{PmtID: iso20022.PaymentID{EndToEndID: e2e, TxID: txID}, Amt: iso20022.Amount{Ccy: "MDL", Value: amount},
+			ChrgBr: iso20022.ChargesShared, Dbtr: iso20022.Party{Name: payer}, DbtrAcct: iso20022.IBAN(payd.TestIBAN),
+			DbtrAgt: *iso20022.AgentBIC("BANKMD22"), CdtrAgt: *iso20022.AgentBIC(paydBIC), Cdtr: iso20022.Party{Name: "Shop"},
+			CdtrAcct: iso20022.IBAN(shopIBAN)}},
+	}})
+	if err != nil {
+		panic(err)
+	}
+	return body
 }
 
 // signedReceiver is a merchant's callback endpoint that checks the
@@ -178,7 +218,7 @@ func railsEnv(t *testing.T) (env map[string]string, paydAddr string, bank *bankP
 	bank = startBank(t, freeAddr(t), "http://"+paydAddr+"/rails/iso20022")
 	env = map[string]string{
 		"PAYD_DATABASE_URL": dbURL, "PAYD_MODE": "production", "PAYD_PUBLIC_URL": "https://payd.example",
-		"PAYD_RAILS": "iso20022", "PAYD_RAILS_URL": bank.base + "/iso20022", "PAYD_RAILS_KEY": railsKey,
+		"PAYD_RAILS": "iso20022", "PAYD_RAILS_URL": bank.base + "/iso20022", "PAYD_RAILS_KEY": railsKey, "PAYD_RAILS_BIC": paydBIC,
 		"PAYD_ALLOW_HTTP_URLS": "true", "PAYD_CALLBACK_ALLOW": "127.0.0.0/8", "PAYD_CALLBACK_SCHEDULE": "200ms,500ms,1s",
 	}
 	return env, paydAddr, bank
@@ -192,7 +232,7 @@ func TestRails_postgres(t *testing.T) {
 		t.Skip("runs two processes")
 	}
 	env, paydAddr, bank := railsEnv(t)
-	out, code := runCmd(t, env, "merchant", "create", "--name", "Shop", "--iban", "MD24AG000225100013104168", "--commission", "150")
+	out, code := runCmd(t, env, "merchant", "create", "--name", "Shop", "--iban", shopIBAN, "--commission", "150")
 	var cr payd.Credentials
 	if code != 0 || json.Unmarshal([]byte(out), &cr) != nil {
 		t.Fatalf("merchant create: %d %s", code, out)
@@ -226,7 +266,7 @@ func TestRails_postgres(t *testing.T) {
 			t.Errorf("pain.013: %+v", m)
 		}
 		s, v := bank.call(t, "POST", "/rtp/"+id+"/accept", map[string]any{"payerName": "ION POPESCU", "iban": "MD24AG000225100013104169"})
-		if s != 200 || v["status"] != "ACSC" {
+		if s != 200 || v["status"] != iso20022.StatusCredited {
 			t.Fatalf("bank accept: %d %v", s, v)
 		}
 		_, g := c.do("GET", p.base+"/v2/rtp/"+id, nil)
@@ -244,7 +284,7 @@ func TestRails_postgres(t *testing.T) {
 			t.Errorf("rtp callback: %v", cb)
 		}
 		// The RTP paid, another credit for it is refused.
-		if s, v := bank.call(t, "POST", "/pay", map[string]any{"target": id, "amount": "50.00"}); s != 200 || v["status"] != "RJCT" || v["reason"] != "AC04" {
+		if s, v := bank.call(t, "POST", "/pay", map[string]any{"target": id, "amount": "50.00", "creditorIban": shopIBAN}); s != 200 || v["status"] != "RJCT" || v["reason"] != "DUPL" {
 			t.Errorf("second credit for a paid RTP: %d %v", s, v)
 		}
 	})
@@ -274,14 +314,14 @@ func TestRails_postgres(t *testing.T) {
 			t.Fatalf("qr: %d %v", s, v)
 		}
 		qrID := str(result(v), "qrId")
-		if s, v := bank.call(t, "POST", "/pay", map[string]any{"target": qrID, "amount": "99.00"}); s != 200 || v["status"] != "RJCT" || v["reason"] != "AM09" {
+		if s, v := bank.call(t, "POST", "/pay", map[string]any{"target": qrID, "amount": "99.00", "creditorIban": shopIBAN}); s != 200 || v["status"] != "RJCT" || v["reason"] != "AM09" {
 			t.Errorf("wrong amount: %d %v", s, v)
 		}
 		if _, q := c.do("GET", p.base+"/v2/instant/qr/"+qrID, nil); str(result(q), "status") != "Active" {
 			t.Errorf("a refused credit changed the QR: %v", q)
 		}
-		s, v = bank.call(t, "POST", "/pay", map[string]any{"target": qrID, "amount": "100.00", "payerName": "MARIA RUSU"})
-		if s != 200 || v["status"] != "ACSC" {
+		s, v = bank.call(t, "POST", "/pay", map[string]any{"target": qrID, "amount": "100.00", "payerName": "MARIA RUSU", "creditorIban": shopIBAN})
+		if s != 200 || v["status"] != iso20022.StatusCredited {
 			t.Fatalf("qr credit: %d %v", s, v)
 		}
 		_, l := c.do("GET", p.base+"/v2/instant/payments?qrId="+qrID+"&count=10&offset=0", nil)
@@ -293,7 +333,7 @@ func TestRails_postgres(t *testing.T) {
 		if cb := recv.wait(t, qrPay); cb["payerName"] != "MARIA RUSU" || cb["qrStatus"] != "Paid" {
 			t.Errorf("qr callback: %v", cb)
 		}
-		if s, v := bank.call(t, "POST", "/pay", map[string]any{"target": "01a1fd38-56fa-7f9d-ba9b-1038a64df444", "amount": "1.00"}); v["status"] != "RJCT" || v["reason"] != "AC01" {
+		if s, v := bank.call(t, "POST", "/pay", map[string]any{"target": "01a1fd38-56fa-7f9d-ba9b-1038a64df444", "amount": "1.00", "creditorIban": shopIBAN}); v["status"] != "RJCT" || v["reason"] != "NARR" {
 			t.Errorf("unknown target: %d %v", s, v)
 		}
 
@@ -308,7 +348,7 @@ func TestRails_postgres(t *testing.T) {
 			t.Fatalf("extension: %d %v", s, v)
 		}
 		ext := str(result(v), "extensionId")
-		if s, v := bank.call(t, "POST", "/pay", map[string]any{"target": ext, "amount": "30.00"}); s != 200 || v["status"] != "ACSC" {
+		if s, v := bank.call(t, "POST", "/pay", map[string]any{"target": ext, "amount": "30.00", "creditorIban": shopIBAN}); s != 200 || v["status"] != iso20022.StatusCredited {
 			t.Fatalf("extension credit: %d %v", s, v)
 		}
 		_, l = c.do("GET", p.base+"/v2/instant/payments?qrId="+hyb+"&count=10&offset=0", nil)
@@ -370,7 +410,7 @@ func TestRails_postgres(t *testing.T) {
 		qrID := str(result(v), "qrId")
 		bank.call(t, "POST", "/duplicates?on=true", nil)
 		defer bank.call(t, "POST", "/duplicates?on=false", nil)
-		if s, v := bank.call(t, "POST", "/pay", map[string]any{"target": qrID, "amount": "10.00"}); s != 200 || v["status"] != "ACSC" {
+		if s, v := bank.call(t, "POST", "/pay", map[string]any{"target": qrID, "amount": "10.00", "creditorIban": shopIBAN}); s != 200 || v["status"] != iso20022.StatusCredited {
 			t.Fatalf("duplicated credit: %d %v", s, v)
 		}
 		_, l := c.do("GET", p.base+"/v2/instant/payments?qrId="+qrID+"&count=10&offset=0", nil)
@@ -386,11 +426,7 @@ func TestRails_postgres(t *testing.T) {
 			t.Fatalf("qr: %d %v", s, v)
 		}
 		qrID := str(result(v), "qrId")
-		body, _ := iso20022.Marshal(&iso20022.Pacs008{
-			GrpHdr: iso20022.GroupHeader{MsgID: "FORGED1", CreDtTm: iso20022.Time(time.Now()), NbOfTxs: "1"},
-			Txs: []iso20022.CreditTx{{EndToEndID: iso20022.ID(qrID), TxID: "X", Amt: iso20022.Amount{Ccy: "MDL", Value: "500.00"},
-				Dbtr: iso20022.Party{Name: "MALLORY"}, DbtrAcct: iso20022.IBAN("MD24AG000225100013104168")}},
-		})
+		body := creditBody("FORGED1", "X", iso20022.ID(qrID), "500.00", "MALLORY")
 		send := func(h http.Header) int {
 			req, _ := http.NewRequest("POST", p.base+"/rails/iso20022", bytes.NewReader(body))
 			for k, vs := range h {
@@ -437,6 +473,204 @@ func TestRails_postgres(t *testing.T) {
 			}
 		}
 	})
+	t.Run("money reaches only its merchant's account", func(t *testing.T) {
+		const otherIBAN = "MD91AG000225100013104999"
+		out, code := runCmd(t, env, "merchant", "create", "--name", "Other Shop", "--iban", otherIBAN)
+		var cr2 payd.Credentials
+		if code != 0 || json.Unmarshal([]byte(out), &cr2) != nil {
+			t.Fatalf("merchant create: %d %s", code, out)
+		}
+		c2 := &client{http: c.http, token: token(t, p.base, cr2)}
+		s, v := c.do("POST", p.base+"/v2/instant/qr", map[string]any{"type": "Dynamic", "amountType": "Fixed", "amount": 20,
+			"currency": "MDL", "description": "Table 7", "expiresAt": exp})
+		if s != 200 {
+			t.Fatalf("qr: %d %v", s, v)
+		}
+		mine := str(result(v), "qrId")
+		s, v = c2.do("POST", p.base+"/v2/instant/qr", map[string]any{"type": "Static", "amountType": "Free", "currency": "MDL", "description": "Tips"})
+		if s != 200 {
+			t.Fatalf("qr of the other merchant: %d %v", s, v)
+		}
+		theirs := str(result(v), "qrId")
+		for name, order := range map[string]map[string]any{
+			"another merchant's account": {"target": mine, "amount": "20.00", "creditorIban": otherIBAN},
+			"no creditor account":        {"target": mine, "amount": "20.00", "noCreditorAccount": true},
+		} {
+			if s, v := bank.call(t, "POST", "/pay", order); s != 200 || v["status"] != "RJCT" || v["reason"] != "AC03" {
+				t.Errorf("credit to %s: %d %v", name, s, v)
+			}
+		}
+		if _, q := c.do("GET", p.base+"/v2/instant/qr/"+mine, nil); str(result(q), "status") != "Active" {
+			t.Errorf("a misrouted credit changed the QR: %v", q)
+		}
+		// Without the network's reference payd reads the payer's text, among
+		// the objects of the account's merchant only.
+		if s, v := bank.call(t, "POST", "/pay", map[string]any{"endToEndId": iso20022.NotProvided, "remittance": theirs,
+			"amount": "5.00", "creditorIban": shopIBAN}); s != 200 || v["status"] != "RJCT" || v["reason"] != "NARR" {
+			t.Errorf("another merchant's QR named in the text of a credit to this account: %d %v", s, v)
+		}
+		if _, l := c2.do("GET", p.base+"/v2/instant/payments?qrId="+theirs, nil); result(l)["totalCount"] != 0.0 {
+			t.Errorf("a credit to another account paid the QR: %v", l)
+		}
+		if s, v := bank.call(t, "POST", "/pay", map[string]any{"endToEndId": iso20022.NotProvided, "remittance": "Payment " + theirs + " thanks",
+			"amount": "5.00", "creditorIban": otherIBAN}); s != 200 || v["status"] != iso20022.StatusCredited {
+			t.Errorf("a credit naming the QR in its text, to its merchant's account: %d %v", s, v)
+		}
+		if _, l := c2.do("GET", p.base+"/v2/instant/payments?qrId="+theirs, nil); result(l)["totalCount"] != 1.0 {
+			t.Errorf("the credit by remittance: %v", l)
+		}
+		if s, v := bank.call(t, "POST", "/pay", map[string]any{"target": mine, "amount": "20.00", "creditorIban": shopIBAN}); s != 200 || v["status"] != iso20022.StatusCredited {
+			t.Errorf("the credit to the right account: %d %v", s, v)
+		}
+	})
+
+	t.Run("a refund's status waits for its return", func(t *testing.T) {
+		s, v := c.do("POST", p.base+"/v2/instant/qr", map[string]any{"type": "Static", "amountType": "Free", "currency": "MDL", "description": "Early status"})
+		if s != 200 {
+			t.Fatalf("qr: %d %v", s, v)
+		}
+		qrID := str(result(v), "qrId")
+		if s, v := bank.call(t, "POST", "/pay", map[string]any{"target": qrID, "amount": "12.00", "creditorIban": shopIBAN}); s != 200 || v["status"] != iso20022.StatusCredited {
+			t.Fatalf("credit: %d %v", s, v)
+		}
+		_, l := c.do("GET", p.base+"/v2/instant/payments?qrId="+qrID, nil)
+		items, _ := result(l)["items"].([]any)
+		if len(items) != 1 {
+			t.Fatalf("payments: %v", l)
+		}
+		bank.call(t, "POST", "/down", nil)
+		s, v = c.do("POST", p.base+"/v2/payments/"+str(items[0].(map[string]any), "payId")+"/refund", map[string]any{"reason": "early", "amount": 2})
+		if s != 200 {
+			bank.call(t, "POST", "/up", nil)
+			t.Fatalf("refund: %d %v", s, v)
+		}
+		refundID := str(result(v), "refundId")
+		// The bank reports a settlement of a return payd has not sent.
+		s, v = bank.call(t, "POST", "/refund/"+refundID+"/settle?force=true", nil)
+		if s != 200 || !strings.Contains(str(v, "paydAnswer"), "not been acknowledged") {
+			t.Errorf("status before the return: %d %v", s, v)
+		}
+		if _, g := c.do("GET", p.base+"/v2/payments/refunds/"+refundID, nil); str(result(g), "status") == "Accepted" {
+			t.Errorf("a status before its return settled the refund: %v", g)
+		}
+		bank.call(t, "POST", "/up", nil)
+		m := bank.waitMessage(t, "pacs.004", refundID, 30*time.Second)
+		if m.Amount != "2.00" {
+			t.Errorf("the partial refund's pacs.004: %+v", m)
+		}
+		if s, v := bank.call(t, "POST", "/refund/"+refundID+"/settle", nil); s != 200 {
+			t.Fatalf("settle: %d %v", s, v)
+		}
+		if _, g := c.do("GET", p.base+"/v2/payments/refunds/"+refundID, nil); str(result(g), "status") != "Accepted" {
+			t.Errorf("the status after the return: %v", g)
+		}
+	})
+
+	t.Run("a message with a repeated element is refused", func(t *testing.T) {
+		s, v := c.do("POST", p.base+"/v2/instant/qr", map[string]any{"type": "Static", "amountType": "Free", "currency": "MDL", "description": "Strict"})
+		if s != 200 {
+			t.Fatalf("qr: %d %v", s, v)
+		}
+		qrID := str(result(v), "qrId")
+		body := string(creditBody("DOUBLEACCT1", "DOUBLETX1", iso20022.ID(qrID), "3.00", "PAYER"))
+		// A second creditor account, to another merchant's IBAN: which one
+		// a lax reader takes is up to chance.
+		acct := regexp.MustCompile(`(?s)<CdtrAcct>.*</CdtrAcct>`).FindString(body)
+		if !strings.Contains(acct, shopIBAN) {
+			t.Fatalf("no CdtrAcct to repeat in:\n%s", body)
+		}
+		body = strings.Replace(body, acct, acct+strings.Replace(acct, shopIBAN, "MD91AG000225100013104999", 1), 1)
+		req, _ := http.NewRequest("POST", bank.base+"/send", strings.NewReader(body))
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sent struct {
+			PaydStatus int    `json:"paydStatus"`
+			PaydAnswer string `json:"paydAnswer"`
+		}
+		json.NewDecoder(res.Body).Decode(&sent)
+		res.Body.Close()
+		if sent.PaydStatus != 400 || !strings.Contains(sent.PaydAnswer, "CdtrAcct") {
+			t.Errorf("a pacs.008 with two CdtrAcct: %d %s", sent.PaydStatus, sent.PaydAnswer)
+		}
+		if _, l := c.do("GET", p.base+"/v2/instant/payments?qrId="+qrID, nil); result(l)["totalCount"] != 0.0 {
+			t.Errorf("the refused message made a payment: %v", l)
+		}
+	})
+
+	t.Run("the longest texts", func(t *testing.T) {
+		long := ""
+		for len([]rune(long)) < 500 {
+			long += "Comandă — заказ №42; "
+		}
+		long = string([]rune(long)[:500])
+		s, v := c.do("POST", p.base+"/v2/rtp", map[string]any{"alias": "37369112221", "amount": 7.5, "currency": "MDL",
+			"description": long, "expiresAt": exp, "callbackUrl": hook.URL})
+		if s != 200 {
+			t.Fatalf("rtp: %d %v", s, v)
+		}
+		id := str(result(v), "rtpId")
+		m := bank.waitMessage(t, "pain.013", id, 10*time.Second)
+		if !strings.Contains(m.Body, "<Ustrd>"+iso20022.Text(long, iso20022.MaxRemittance)+"</Ustrd>") {
+			t.Errorf("the description is not cut to 140 characters:\n%s", m.Body)
+		}
+		if s, v := c.do("POST", p.base+"/v2/rtp/"+id+"/cancel", map[string]any{"reason": long}); s != 200 {
+			t.Fatalf("cancel: %d %v", s, v)
+		}
+		if m := bank.waitMessage(t, "camt.055", id, 10*time.Second); !strings.Contains(m.Body, "<AddtlInf>"+iso20022.Text(long, iso20022.MaxAdditionalInfo)+"</AddtlInf>") {
+			t.Errorf("the cancel reason is not cut to 105 characters:\n%s", m.Body)
+		}
+		s, v = c.do("POST", p.base+"/v2/instant/qr", map[string]any{"type": "Static", "amountType": "Free", "currency": "MDL", "description": long})
+		if s != 200 {
+			t.Fatalf("qr: %d %v", s, v)
+		}
+		qrID := str(result(v), "qrId")
+		if s, v := bank.call(t, "POST", "/pay", map[string]any{"target": qrID, "amount": "9.00", "creditorIban": shopIBAN,
+			"payerName": strings.Repeat("PAYER NAME ", 20)}); s != 200 || v["status"] != iso20022.StatusCredited {
+			t.Fatalf("credit: %d %v", s, v)
+		}
+		_, l := c.do("GET", p.base+"/v2/instant/payments?qrId="+qrID, nil)
+		items, _ := result(l)["items"].([]any)
+		if len(items) != 1 {
+			t.Fatalf("payments: %v", l)
+		}
+		s, v = c.do("POST", p.base+"/v2/payments/"+str(items[0].(map[string]any), "payId")+"/refund", map[string]any{"reason": long})
+		if s != 200 {
+			t.Fatalf("refund: %d %v", s, v)
+		}
+		refundID := str(result(v), "refundId")
+		if m := bank.waitMessage(t, "pacs.004", refundID, 10*time.Second); !strings.Contains(m.Body, "<AddtlInf>"+iso20022.Text(long, iso20022.MaxAdditionalInfo)+"</AddtlInf>") {
+			t.Errorf("the refund reason is not cut to 105 characters:\n%s", m.Body)
+		}
+		if _, g := c.do("GET", p.base+"/v2/payments/refunds/"+refundID, nil); str(result(g), "refundReason") != long {
+			t.Errorf("payd did not keep the whole reason: %v", g)
+		}
+	})
+
+	t.Run("every message validates against its XSD", func(t *testing.T) {
+		xsdtest.Available(t)
+		n := 0
+		for _, m := range bank.messages(t, "") {
+			xsdtest.Validate(t, m.Kind+" from payd", []byte(m.Body))
+			n++
+		}
+		for _, x := range bank.sent(t) {
+			if strings.Contains(x.Body, "DOUBLEACCT1") {
+				continue // built invalid on purpose
+			}
+			xsdtest.Validate(t, x.Kind+" from the bank", []byte(x.Body))
+			if x.Status == 200 && strings.HasPrefix(x.Answer, "<?xml") {
+				xsdtest.Validate(t, "payd's answer to a "+x.Kind, []byte(x.Answer))
+			}
+			n++
+		}
+		if n < 30 {
+			t.Errorf("only %d messages to validate", n)
+		}
+		t.Logf("%d messages and their answers validate", n)
+	})
+
 	recv.mu.Lock()
 	if recv.bad != 0 {
 		t.Errorf("%d callbacks had a bad signature", recv.bad)
@@ -457,6 +691,9 @@ func TestRailsConfig(t *testing.T) {
 		{map[string]string{"PAYD_MODE": "production", "PAYD_RAILS": "sandbox"}, "refused in production"},
 		{map[string]string{"PAYD_MODE": "production", "PAYD_RAILS": "iso20022", "PAYD_RAILS_KEY": railsKey}, "PAYD_RAILS_URL"},
 		{map[string]string{"PAYD_MODE": "production", "PAYD_RAILS": "iso20022", "PAYD_RAILS_URL": "http://127.0.0.1:1/x"}, "PAYD_RAILS_KEY"},
+		{map[string]string{"PAYD_MODE": "production", "PAYD_RAILS": "iso20022", "PAYD_RAILS_URL": "http://127.0.0.1:1/x", "PAYD_RAILS_KEY": railsKey}, "PAYD_RAILS_BIC"},
+		{map[string]string{"PAYD_MODE": "production", "PAYD_RAILS": "iso20022", "PAYD_RAILS_URL": "http://127.0.0.1:1/x", "PAYD_RAILS_KEY": railsKey,
+			"PAYD_RAILS_BIC": "paydmd2"}, "is not a BIC"},
 		{map[string]string{"PAYD_RAILS": "iso20022"}, "sandbox mode uses the sandbox rails only"},
 		{map[string]string{"PAYD_RAILS": "swift"}, "rails must be sandbox or iso20022"},
 	}
@@ -500,7 +737,7 @@ func TestCrashRecoveryRails(t *testing.T) {
 		bank := startBank(t, freeAddr(t), "http://"+paydAddr+"/rails/iso20022")
 		env := map[string]string{
 			"PAYD_DATABASE_URL": dbURL, "PAYD_MODE": "production", "PAYD_PUBLIC_URL": "https://payd.example",
-			"PAYD_RAILS": "iso20022", "PAYD_RAILS_URL": bank.base + "/iso20022", "PAYD_RAILS_KEY": railsKey,
+			"PAYD_RAILS": "iso20022", "PAYD_RAILS_URL": bank.base + "/iso20022", "PAYD_RAILS_KEY": railsKey, "PAYD_RAILS_BIC": paydBIC,
 			"PAYD_CALLBACK_LEASE": "1s", "PAYD_TOKEN_TTL": "1h",
 		}
 		cr := newMerchantCreds(t, env)
@@ -522,11 +759,7 @@ func TestCrashRecoveryRails(t *testing.T) {
 		credit := func(stop <-chan struct{}) {
 			n := seq.Add(1)
 			txID := fmt.Sprintf("CRASHTX%08d", n)
-			body, _ := iso20022.Marshal(&iso20022.Pacs008{
-				GrpHdr: iso20022.GroupHeader{MsgID: fmt.Sprintf("CRASHMSG%08d", n), CreDtTm: iso20022.Time(time.Now()), NbOfTxs: "1"},
-				Txs: []iso20022.CreditTx{{EndToEndID: iso20022.ID(qrID), TxID: txID, Amt: iso20022.Amount{Ccy: "MDL", Value: "1.00"},
-					Dbtr: iso20022.Party{Name: "CRASH PAYER"}, DbtrAcct: iso20022.IBAN(payd.TestIBAN)}},
-			})
+			body := creditBody(fmt.Sprintf("CRASHMSG%08d", n), txID, iso20022.ID(qrID), "1.00", "CRASH PAYER")
 			for {
 				req, _ := http.NewRequest("POST", p.base+"/rails/iso20022", bytes.NewReader(body))
 				iso20022.Sign(req.Header, railsKey, body, time.Now())
@@ -535,9 +768,9 @@ func TestCrashRecoveryRails(t *testing.T) {
 					ans, _ := io.ReadAll(res.Body)
 					res.Body.Close()
 					var st iso20022.Pacs002
-					if res.StatusCode == 200 && xml.Unmarshal(ans, &st) == nil {
+					if res.StatusCode == 200 && xml.Unmarshal(ans, &st) == nil && len(st.Rpt.Txs) == 1 {
 						mu.Lock()
-						credits[txID] = st.Tx.TxSts
+						credits[txID] = st.Rpt.Txs[0].TxSts
 						mu.Unlock()
 						return
 					}
@@ -585,15 +818,15 @@ func TestCrashRecoveryRails(t *testing.T) {
 
 		db := openDB(t, dbURL)
 		defer db.Close()
-		// Every credit payd answered ACSC is exactly one payment; no credit is two.
+		// Every credit payd answered ACCC is exactly one payment; no credit is two.
 		accepted := 0
 		for tx, st := range credits {
 			var n int
 			db.QueryRow("SELECT COUNT(*) FROM payments WHERE network_ref = "+map[bool]string{true: "$1", false: "?"}[strings.HasPrefix(dbURL, "postgres")], tx).Scan(&n)
-			if st == iso20022.StatusSettled {
+			if st == iso20022.StatusCredited {
 				accepted++
 				if n != 1 {
-					t.Errorf("credit %s answered ACSC has %d payments", tx, n)
+					t.Errorf("credit %s answered ACCC has %d payments", tx, n)
 				}
 			} else if n != 0 {
 				t.Errorf("credit %s answered %s has %d payments", tx, st, n)
@@ -627,6 +860,6 @@ func TestCrashRecoveryRails(t *testing.T) {
 		if accepted == 0 || len(rtps) == 0 || len(refunds) == 0 {
 			t.Errorf("too little traffic to show anything: %d credits, %d RTPs, %d refunds", accepted, len(rtps), len(refunds))
 		}
-		t.Logf("%d kills; %d credits answered (%d ACSC), %d RTPs, %d refunds; each applied once and sent", kills, len(credits), accepted, len(rtps), len(refunds))
+		t.Logf("%d kills; %d credits answered (%d ACCC), %d RTPs, %d refunds; each applied once and sent", kills, len(credits), accepted, len(rtps), len(refunds))
 	})
 }

@@ -130,12 +130,18 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	store.SetNotify(func() { callbacksWake.Wake(); refundsWake.Wake() })
 	store.SetRailsOrders(c.Rails == "iso20022")
 
-	pages := web.New(web.Config{Sandbox: c.sandbox(), PublicURL: c.PublicURL}, store, clock, log)
+	// The sandbox's simulated network, one for the test endpoints, the
+	// pages' simulators and the auto aliases; none in production.
+	var payer *sandbox.Payer
+	if c.Rails == "sandbox" {
+		payer = sandbox.New(store)
+	}
+	pages := web.New(web.Config{Sandbox: c.sandbox(), PublicURL: c.PublicURL, Payer: payer}, store, clock, log)
 	api := httpapi.New(httpapi.Config{
 		Sandbox: c.sandbox(), PublicURL: c.PublicURL, TokenTTL: c.TokenTTL, MaxBodyBytes: c.MaxBodyBytes,
 		AllowHTTPURLs: c.AllowHTTPURLs, TokenRateClient: c.TokenRateClient, TokenRateAddr: c.TokenRateAddr,
 		RefundDelay: c.RefundDelay, CheckoutLife: c.CheckoutLife, Currencies: c.Currencies, Version: version,
-		MaxInFlight: c.MaxInFlight, QueueWait: c.QueueWait, AccessLog: access, TrustedProxies: c.TrustedProxies,
+		MaxInFlight: c.MaxInFlight, QueueWait: c.QueueWait, AccessLog: access, TrustedProxies: c.TrustedProxies, Payer: payer,
 	}, store, clock, log, pages)
 
 	srv := &http.Server{
@@ -183,15 +189,14 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	case "sandbox":
 		// The sandbox's network: refunds settle by their reason, the auto
 		// aliases decide. Nothing of it runs in production.
-		payer := sandbox.New(store)
 		loop("refunds", worker.RefundInterval, refundsWake, 100, (&sandbox.Refunds{Store: store, Ledger: store, Clock: clock}).RunOnce)
 		loop("rtp-auto", worker.AutoInterval, nil, 100, (&sandbox.Decisions{Store: store, Payer: payer, Clock: clock, Log: log}).RunOnce)
 	case "iso20022":
-		rails := &iso20022.Rails{URL: c.RailsURL, Key: c.RailsKey, Clock: clock}
+		rails := &iso20022.Rails{URL: c.RailsURL, Key: c.RailsKey, BIC: c.RailsBIC, Clock: clock}
 		loop("rails-orders", worker.RefundInterval, refundsWake, 32, (&worker.Orders{
 			Store: store, Rails: rails, Clock: clock, Log: log, Owner: instance, Lease: c.CallbackLease,
 		}).RunOnce)
-		api.Mount("POST /rails/iso20022", &iso20022.Inbound{Ledger: store, Store: store, Key: c.RailsKey, Clock: clock, Log: log})
+		api.Mount("POST /rails/iso20022", &iso20022.Inbound{Ledger: store, Inbox: store, Key: c.RailsKey, BIC: c.RailsBIC, Clock: clock, Log: log})
 	}
 
 	loop("gauges", httpapi.GaugeInterval, nil, 0, api.RefreshGauges)

@@ -156,4 +156,3 @@ func (w *countingWriter) Write(b []byte) (int, error) {
 	w.n += int64(len(b))
 	return len(b), nil
 }
-

@@ -40,6 +40,9 @@ type Config struct {
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
 	// the client (client.go).
 	TrustedProxies []netip.Prefix
+	// Payer is the sandbox's simulated network behind the test endpoints
+	// (sandbox mode only; one is made when it is not given).
+	Payer *sandbox.Payer
 }
 
 // Defaults fills the zero fields of c with the contract's defaults.
@@ -106,7 +109,9 @@ func New(cfg Config, store *sqlstore.Store, clock payd.Clock, log *slog.Logger, 
 		metrics: newMetrics(), mux: http.NewServeMux(), fields: loadRequestFields(),
 	}
 	if s.cfg.Sandbox {
-		s.payer = sandbox.New(store)
+		if s.payer = s.cfg.Payer; s.payer == nil {
+			s.payer = sandbox.New(store)
+		}
 	}
 	s.limits = newTokenLimits(s.cfg.TokenRateClient, s.cfg.TokenRateAddr)
 	s.admit = newAdmission(s.cfg.MaxInFlight, s.cfg.QueueLength, s.cfg.QueueWait)

@@ -382,7 +382,7 @@ var checkoutDeadlines = [][2]string{{"WaitingForInit", "Abandoned"}, {"Initializ
 // them by deadline does (checkouts_due), so that both engines read it (see
 // dueRTPs).
 const dueCheckouts = `SELECT id FROM checkouts WHERE status IN ('WaitingForInit','Initialized','PaymentMethodSelected')
-	AND status = ? AND expires_at <= ? LIMIT ?`
+	AND ` + expiryDue + ` LIMIT ?`
 
 // ExpireCheckouts writes Abandoned and Expired on checkouts past their
 // deadline, dated at it.

@@ -96,9 +96,9 @@ func (s *Store) ClockedMerchants(ctx context.Context) ([]*payd.Merchant, error) 
 func (s *Store) ExpireForMerchant(ctx context.Context, merchantID string, now time.Time, limit int) (int64, error) {
 	var n int64
 	err := s.inTx(ctx, func(t *tx) error {
-		for _, from := range []string{"Created", "Active"} {
+		for _, from := range rtpExpiring {
 			k, err := t.transitions(ctx, payd.ObjectRTP, from, "Expired", `UPDATE rtps SET status = 'Expired', updated_at = expires_at, auto_action = NULL
-				WHERE merchant_id = ? AND status = ? AND expires_at <= ? RETURNING id, merchant_id, updated_at`, merchantID, from, ms(now))
+				WHERE merchant_id = ? AND `+expiryDue+` RETURNING id, merchant_id, updated_at`, merchantID, from, ms(now))
 			if err != nil {
 				return fmt.Errorf("expire for merchant: %w", err)
 			}
@@ -106,7 +106,7 @@ func (s *Store) ExpireForMerchant(ctx context.Context, merchantID string, now ti
 		}
 		for _, st := range checkoutDeadlines {
 			k, err := t.transitions(ctx, payd.ObjectCheckout, st[0], st[1], `UPDATE checkouts SET status = ?, updated_at = expires_at
-				WHERE merchant_id = ? AND status = ? AND expires_at <= ? RETURNING id, merchant_id, updated_at`, st[1], merchantID, st[0], ms(now))
+				WHERE merchant_id = ? AND `+expiryDue+` RETURNING id, merchant_id, updated_at`, st[1], merchantID, st[0], ms(now))
 			if err != nil {
 				return fmt.Errorf("expire for merchant: %w", err)
 			}

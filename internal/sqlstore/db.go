@@ -335,14 +335,14 @@ func (t *tx) queryRow(ctx context.Context, q string, args ...any) scanner {
 
 // inTx runs f in a write transaction and commits when it returns nil. On
 // SQLite the transaction may share its commit with others (group commit).
-// A context from WithInbound first records its inbound message in the
+// A use case of Once's Ledger first records its inbound message in the
 // same transaction (see rails.go).
 func (s *Store) inTx(ctx context.Context, f func(*tx) error) error {
 	if in, ok := ctx.Value(inboundKey{}).(*inbound); ok && !in.used {
 		in.used = true
 		inner := f
 		f = func(t *tx) error {
-			if err := t.recordInbound(ctx, in); err != nil {
+			if err := t.recordInbound(ctx, in.msg); err != nil {
 				return err
 			}
 			return inner(t)

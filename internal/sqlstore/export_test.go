@@ -118,3 +118,26 @@ func (s *Store) AuthCached(token string, now time.Time) *payd.Merchant {
 	m, _ := s.auth.get(payd.HashSecret(token), now)
 	return m
 }
+
+// RTPStatusAt is rtpStatusExpr evaluated by the engine for one row.
+func (s *Store) RTPStatusAt(ctx context.Context, status string, expiresAt, now time.Time) (string, error) {
+	var out string
+	err := s.queryRow(ctx, "SELECT "+rtpStatusExpr+" FROM (SELECT CAST(? AS TEXT) AS status, CAST(? AS BIGINT) AS expires_at) rtps",
+		ms(now), status, ms(expiresAt)).Scan(&out)
+	return out, err
+}
+
+// DueAt is expiryDue evaluated by the engine for one row: whether the
+// expirers move an object of status (asked as of) with that deadline.
+func (s *Store) DueAt(ctx context.Context, status, asked string, expiresAt, now time.Time) (bool, error) {
+	var n int
+	err := s.queryRow(ctx, "SELECT COUNT(*) FROM (SELECT CAST(? AS TEXT) AS status, CAST(? AS BIGINT) AS expires_at) x WHERE "+expiryDue,
+		status, ms(expiresAt), asked, ms(now)).Scan(&n)
+	return n == 1, err
+}
+
+// RTPExpiring are the RTP statuses the expirers look at.
+func RTPExpiring() []string { return rtpExpiring }
+
+// CheckoutDeadlines are the checkout moves the expirers make: from, to.
+func CheckoutDeadlines() [][2]string { return checkoutDeadlines }

@@ -79,6 +79,22 @@ func (s *Store) CreditRTP(ctx context.Context, merchantID string, c payd.Credit,
 	return r, p, nil
 }
 
+// Credit records a network's credit for its target, whatever it is: an RTP
+// (CreditRTP) or a QR or extension (CreditQR).
+func (s *Store) Credit(ctx context.Context, c payd.Credit, now time.Time) (*payd.Payment, error) {
+	var one int
+	err := s.queryRow(ctx, "SELECT 1 FROM rtps WHERE id = ?", c.TargetID).Scan(&one)
+	switch {
+	case err == nil:
+		_, p, err := s.CreditRTP(ctx, "", c, now)
+		return p, err
+	case !errors.Is(err, sql.ErrNoRows):
+		return nil, err
+	}
+	_, p, err := s.CreditQR(ctx, "", c, now)
+	return p, err
+}
+
 // RejectRTP records the payer's rejection. No callback is sent.
 func (s *Store) RejectRTP(ctx context.Context, merchantID, id string, now time.Time) (*payd.RTP, error) {
 	var r *payd.RTP
@@ -130,7 +146,7 @@ func (s *Store) CreditQR(ctx context.Context, merchantID string, c payd.Credit, 
 	queued := false
 	q, err := s.updateQR(ctx, merchantID, qrID, now, func(t *tx, q *payd.QR) error {
 		if extID != "" && q.ExtensionID != extID {
-			return &payd.Refused{Reason: payd.RefusedClosed, Err: payd.E(payd.CodeQRState)} // a replaced or cancelled extension
+			return &payd.Refused{Reason: payd.RefusedCancelled, Err: payd.E(payd.CodeQRState)} // a replaced or cancelled extension
 		}
 		m, err := t.merchant(ctx, q.MerchantID)
 		if err != nil {
@@ -222,29 +238,58 @@ func (t *tx) insertCallbacks(ctx context.Context, cbs ...*payd.Callback) error {
 }
 
 // RefundTaken records that the network took a refund's return of funds:
-// Created → Requested. A refund already past Created is left as it is.
+// Created → Requested (payd.Refund.Taken). A refund already past Created
+// is left as it is.
 func (s *Store) RefundTaken(ctx context.Context, id string, now time.Time) error {
 	return s.inTx(ctx, func(t *tx) error { return t.refundTaken(ctx, id, now) })
 }
 
 func (t *tx) refundTaken(ctx context.Context, id string, now time.Time) error {
-	var merchantID string
-	err := t.queryRow(ctx, "UPDATE refunds SET status = 'Requested', updated_at = ? WHERE id = ? AND status = 'Created' RETURNING merchant_id",
-		ms(now), id).Scan(&merchantID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil // past Created already
+	rf, err := scanRefund(t.queryRow(ctx, "SELECT "+refundCols+" FROM refunds WHERE id = ?"+t.s.forUpdate(), id))
+	if errors.Is(err, payd.ErrNotFound) {
+		return nil // not ours to take (the network names a refund payd does not know)
 	}
 	if err != nil {
 		return err
 	}
-	return t.event(ctx, merchantID, payd.ObjectRefund, id, string(payd.RefundCreated), string(payd.RefundRequested), now)
+	if !rf.Taken(now) {
+		return nil
+	}
+	return t.saveRefundStatus(ctx, rf, payd.RefundCreated)
 }
 
-// SettleRefund gives a refund its final status and applies it: a rejected
-// refund releases its amount; an accepted one updates the payment's
-// refunded amounts, makes an RTP Refunded and queues the refund callback.
-// A refund that is already settled answers payd.ErrConflict.
+// saveRefundStatus writes a refund's new status (guarded by the one it had)
+// and its event.
+func (t *tx) saveRefundStatus(ctx context.Context, rf *payd.Refund, from payd.RefundStatus) error {
+	res, err := t.exec(ctx, "UPDATE refunds SET status = ?, updated_at = ?, executed_at = ? WHERE id = ? AND status = ?",
+		string(rf.Status), ms(rf.UpdatedAt), nullMS(rf.ExecutedAt), rf.ID, string(from))
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return payd.ErrConflict
+	}
+	return t.event(ctx, rf.MerchantID, payd.ObjectRefund, rf.ID, string(from), string(rf.Status), rf.UpdatedAt)
+}
+
+// SettleRefund gives a refund its final status (payd.ApplyRefundOutcome)
+// and stores what it decided: the refund, the payment's refund sums, an
+// RTP Refunded, the refund callback. A refund already settled answers
+// payd.ErrConflict.
 func (s *Store) SettleRefund(ctx context.Context, id string, outcome payd.RefundStatus, now time.Time) (*payd.Refund, error) {
+	return s.settleRefund(ctx, id, outcome, now, payd.ApplyRefundOutcome)
+}
+
+// SettleReturn is the network's news of a refund's return
+// (payd.ApplyReturnOutcome): applied only once the network took the
+// return; before, payd.ErrReturnNotTaken and nothing changes.
+func (s *Store) SettleReturn(ctx context.Context, id string, outcome payd.RefundStatus, now time.Time) (*payd.Refund, error) {
+	return s.settleRefund(ctx, id, outcome, now, payd.ApplyReturnOutcome)
+}
+
+type refundRule func(*payd.Merchant, *payd.Refund, *payd.Payment, string, payd.RefundStatus, time.Time) (*payd.RefundSettlement, error)
+
+func (s *Store) settleRefund(ctx context.Context, id string, outcome payd.RefundStatus, now time.Time, apply refundRule) (*payd.Refund, error) {
 	var rf *payd.Refund
 	queued := false
 	err := s.inTx(ctx, func(t *tx) error {
@@ -252,49 +297,45 @@ func (s *Store) SettleRefund(ctx context.Context, id string, outcome payd.Refund
 		if rf, err = scanRefund(t.queryRow(ctx, "SELECT "+refundCols+" FROM refunds WHERE id = ?"+s.forUpdate(), id)); err != nil {
 			return err
 		}
-		from := rf.Status
-		if err := rf.Settle(outcome, now); err != nil {
-			return err
-		}
-		res, err := t.exec(ctx, "UPDATE refunds SET status = ?, updated_at = ?, executed_at = ? WHERE id = ? AND status = ?",
-			string(rf.Status), ms(rf.UpdatedAt), nullMS(rf.ExecutedAt), id, string(from))
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n != 1 {
-			return payd.ErrConflict
-		}
-		if err := t.event(ctx, rf.MerchantID, payd.ObjectRefund, rf.ID, string(from), string(rf.Status), now); err != nil {
-			return err
-		}
-		switch rf.Status {
-		case payd.RefundRejected:
-			_, err = t.exec(ctx, "UPDATE payments SET requested_refund = requested_refund - ? WHERE id = ?", rf.Amount, rf.PaymentID)
-			return err
-		case payd.RefundManual:
-			return nil
-		}
-		_, err = t.exec(ctx, `UPDATE payments SET refunded = refunded + ?,
-			first_refunded_at = COALESCE(first_refunded_at, ?), last_refunded_at = ? WHERE id = ?`,
-			rf.Amount, ms(now), ms(now), rf.PaymentID)
-		if err != nil {
-			return fmt.Errorf("apply refund: %w", err)
-		}
-		// The payment as refunded, and where its callbacks go, in one read.
 		var paymentCallback sql.NullString
 		p, err := scanPayment(scanFunc(func(dest ...any) error {
-			return t.queryRow(ctx, "SELECT "+paymentCols+", p.callback_url"+paymentFrom+" WHERE p.id = ?", rf.PaymentID).
+			return t.queryRow(ctx, "SELECT "+paymentCols+", p.callback_url"+paymentFrom+" WHERE p.id = ?"+s.forUpdateOf("p"), rf.PaymentID).
 				Scan(append(dest, &paymentCallback)...)
 		}))
 		if err != nil {
 			return err
 		}
-		before := *p
-		before.Refunded -= rf.Amount
-		if err := t.event(ctx, p.MerchantID, payd.ObjectPayment, p.ID, before.Status(), p.Status(), now); err != nil {
+		m, err := t.merchant(ctx, rf.MerchantID)
+		if err != nil {
 			return err
 		}
-		if p.RTPID != "" {
+		from := rf.Status
+		st, err := apply(m, rf, p, paymentCallback.String, outcome, now)
+		if err != nil {
+			return err
+		}
+		if err := t.saveRefundStatus(ctx, rf, from); err != nil {
+			return err
+		}
+		after := st.Payment
+		if after.RequestedRefund != p.RequestedRefund || after.Refunded != p.Refunded {
+			res, err := t.exec(ctx, `UPDATE payments SET requested_refund = ?, refunded = ?, first_refunded_at = ?, last_refunded_at = ?
+				WHERE id = ? AND requested_refund = ? AND refunded = ?`,
+				int64(after.RequestedRefund), int64(after.Refunded), nullMS(after.FirstRefundedAt), nullMS(after.LastRefundedAt),
+				p.ID, int64(p.RequestedRefund), int64(p.Refunded))
+			if err != nil {
+				return fmt.Errorf("apply refund: %w", err)
+			}
+			if n, _ := res.RowsAffected(); n != 1 {
+				return payd.ErrConflict
+			}
+			if after.Status() != p.Status() {
+				if err := t.event(ctx, p.MerchantID, payd.ObjectPayment, p.ID, p.Status(), after.Status(), now); err != nil {
+					return err
+				}
+			}
+		}
+		if st.RefundsRTP {
 			res, err := t.exec(ctx, "UPDATE rtps SET status = 'Refunded', updated_at = ? WHERE id = ? AND status = 'Accepted'", ms(now), p.RTPID)
 			if err != nil {
 				return err
@@ -305,13 +346,8 @@ func (s *Store) SettleRefund(ctx context.Context, id string, outcome payd.Refund
 				}
 			}
 		}
-		m, err := t.merchant(ctx, rf.MerchantID)
-		if err != nil {
-			return err
-		}
-		cb := payd.RefundCallback(m, rf, p, paymentCallback.String, now)
-		queued = cb != nil
-		return t.insertCallbacks(ctx, cb)
+		queued = st.Callback != nil
+		return t.insertCallbacks(ctx, st.Callback)
 	})
 	if err != nil {
 		return nil, err
@@ -322,15 +358,10 @@ func (s *Store) SettleRefund(ctx context.Context, id string, outcome payd.Refund
 	return rf, nil
 }
 
-// DueRefund is a refund whose sandbox processing time has come.
-type DueRefund struct {
-	ID, MerchantID, Reason string
-}
-
 // DueRefunds lists up to limit unsettled refunds whose processing time
 // (process_at) has come, oldest first.
 // merchantID, when given, limits them to one merchant (the test clock's pass).
-func (s *Store) DueRefunds(ctx context.Context, now time.Time, limit int, merchantID ...string) ([]DueRefund, error) {
+func (s *Store) DueRefunds(ctx context.Context, now time.Time, limit int, merchantID ...string) ([]payd.DueRefund, error) {
 	scope, args := merchantScope(merchantID, ms(now))
 	rows, err := s.query(ctx, `SELECT id, merchant_id, reason FROM refunds WHERE status IN ('Created','Requested') AND process_at <= ?`+scope+`
 		ORDER BY process_at`+rowLimit(limit), args...)
@@ -338,9 +369,9 @@ func (s *Store) DueRefunds(ctx context.Context, now time.Time, limit int, mercha
 		return nil, fmt.Errorf("due refunds: %w", err)
 	}
 	defer rows.Close()
-	var out []DueRefund
+	var out []payd.DueRefund
 	for rows.Next() {
-		var d DueRefund
+		var d payd.DueRefund
 		if err := rows.Scan(&d.ID, &d.MerchantID, &d.Reason); err != nil {
 			return nil, err
 		}
@@ -349,12 +380,26 @@ func (s *Store) DueRefunds(ctx context.Context, now time.Time, limit int, mercha
 	return out, rows.Err()
 }
 
-// TakeNewRefunds moves every Created refund to Requested (the sandbox's
-// network takes every refund at once).
-func (s *Store) TakeNewRefunds(ctx context.Context, now time.Time) error {
+// TakeNewRefunds has the network take every Created refund
+// (payd.Refund.Taken: the sandbox's network takes every refund at once),
+// up to limit of them.
+func (s *Store) TakeNewRefunds(ctx context.Context, now time.Time, limit int) error {
 	return s.inTx(ctx, func(t *tx) error {
-		_, err := t.transitions(ctx, payd.ObjectRefund, "Created", "Requested",
-			"UPDATE refunds SET status = 'Requested', updated_at = ? WHERE status = 'Created' RETURNING id, merchant_id, updated_at", ms(now))
-		return err
+		rows, err := t.query(ctx, "SELECT "+refundCols+" FROM refunds WHERE status = 'Created'"+rowLimit(limit)+s.forUpdate())
+		if err != nil {
+			return err
+		}
+		rfs, err := scanAll(rows, scanRefund)
+		if err != nil {
+			return err
+		}
+		for _, rf := range rfs {
+			if rf.Taken(now) {
+				if err := t.saveRefundStatus(ctx, rf, payd.RefundCreated); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
 	})
 }

@@ -121,58 +121,91 @@ func (s *Store) PendingOrders(ctx context.Context, now time.Time) (n int, oldest
 	return n, oldest, err
 }
 
-// ErrDuplicate is returned by a use case run under WithInbound when its
-// message was already recorded: it was applied (or refused) before.
-var ErrDuplicate = errors.New("inbound message already recorded")
+// The inbox (payd.Inbox): every inbound message is recorded by its message
+// id in the transaction of the use case it causes (once), or on its own
+// when it applies nothing (Record).
+
+var _ payd.Inbox = (*Store)(nil)
 
 type inboundKey struct{}
 
 type inbound struct {
-	msgID, kind, outcome string
-	now                  time.Time
-	used                 bool
+	msg  payd.Message
+	used bool
 }
 
-// WithInbound marks ctx so that the next use case run with it first
-// records the inbound message msgID in its own transaction, with the
-// outcome the use case's success means. The message and its effect then
-// commit together, and a repeat of the message fails with ErrDuplicate
-// without applying anything: exactly once, across instances and restarts.
-func WithInbound(ctx context.Context, msgID, kind, outcome string, now time.Time) context.Context {
-	return context.WithValue(ctx, inboundKey{}, &inbound{msgID: msgID, kind: kind, outcome: outcome, now: now})
+// Once is the Ledger whose next use case records msg in its own
+// transaction (payd.Inbox).
+func (s *Store) Once(msg payd.Message) payd.Ledger { return onceLedger{s: s, msg: msg} }
+
+// onceLedger runs the store's use cases with their message: inTx finds it
+// in the use case's context and records it first, in the same
+// transaction.
+type onceLedger struct {
+	s   *Store
+	msg payd.Message
 }
 
-func (t *tx) recordInbound(ctx context.Context, in *inbound) error {
+func (o onceLedger) ctx(ctx context.Context) context.Context {
+	return context.WithValue(ctx, inboundKey{}, &inbound{msg: o.msg})
+}
+
+func (o onceLedger) Credit(ctx context.Context, c payd.Credit, now time.Time) (*payd.Payment, error) {
+	return o.s.Credit(o.ctx(ctx), c, now)
+}
+func (o onceLedger) CreditQR(ctx context.Context, merchantID string, c payd.Credit, now time.Time) (*payd.QR, *payd.Payment, error) {
+	return o.s.CreditQR(o.ctx(ctx), merchantID, c, now)
+}
+func (o onceLedger) CreditRTP(ctx context.Context, merchantID string, c payd.Credit, now time.Time) (*payd.RTP, *payd.Payment, error) {
+	return o.s.CreditRTP(o.ctx(ctx), merchantID, c, now)
+}
+func (o onceLedger) RejectRTP(ctx context.Context, merchantID, rtpID string, now time.Time) (*payd.RTP, error) {
+	return o.s.RejectRTP(o.ctx(ctx), merchantID, rtpID, now)
+}
+func (o onceLedger) CardPaid(ctx context.Context, checkoutID string, res payd.CardResult, now time.Time) (*payd.Checkout, *payd.Payment, error) {
+	return o.s.CardPaid(o.ctx(ctx), checkoutID, res, now)
+}
+func (o onceLedger) RefundTaken(ctx context.Context, refundID string, now time.Time) error {
+	return o.s.RefundTaken(o.ctx(ctx), refundID, now)
+}
+func (o onceLedger) SettleRefund(ctx context.Context, refundID string, outcome payd.RefundStatus, now time.Time) (*payd.Refund, error) {
+	return o.s.SettleRefund(o.ctx(ctx), refundID, outcome, now)
+}
+func (o onceLedger) SettleReturn(ctx context.Context, refundID string, outcome payd.RefundStatus, now time.Time) (*payd.Refund, error) {
+	return o.s.SettleReturn(o.ctx(ctx), refundID, outcome, now)
+}
+
+func (t *tx) recordInbound(ctx context.Context, m payd.Message) error {
 	res, err := t.exec(ctx, "INSERT INTO rails_inbox (msg_id, kind, outcome, received_at) VALUES (?, ?, ?, ?) ON CONFLICT (msg_id) DO NOTHING",
-		in.msgID, in.kind, in.outcome, ms(in.now))
+		m.ID, m.Kind, m.Outcome, ms(m.At))
 	if err != nil {
 		return fmt.Errorf("record inbound: %w", err)
 	}
 	if n, _ := res.RowsAffected(); n != 1 {
-		return ErrDuplicate
+		return payd.ErrDuplicate
 	}
 	return nil
 }
 
-// RecordInbound records an inbound message that applied nothing (a
-// refusal, a status without effect), so that a repeat gets the same
-// answer. It reports false when the message was already recorded.
-func (s *Store) RecordInbound(ctx context.Context, msgID, kind, outcome string, now time.Time) (bool, error) {
-	err := s.inTx(ctx, func(t *tx) error {
-		return t.recordInbound(ctx, &inbound{msgID: msgID, kind: kind, outcome: outcome, now: now})
-	})
-	if errors.Is(err, ErrDuplicate) {
+// Record records an inbound message that applied nothing (a refusal, a
+// status without effect), so that a repeat gets the same answer. It
+// reports false when the message was already recorded.
+func (s *Store) Record(ctx context.Context, m payd.Message) (bool, error) {
+	err := s.inTx(ctx, func(t *tx) error { return t.recordInbound(ctx, m) })
+	if errors.Is(err, payd.ErrDuplicate) {
 		return false, nil
 	}
 	return err == nil, err
 }
 
-// InboundOutcome is the recorded answer to an inbound message, if any.
-func (s *Store) InboundOutcome(ctx context.Context, msgID string) (string, bool, error) {
-	var out string
-	err := s.w.QueryRowContext(ctx, s.rebind("SELECT outcome FROM rails_inbox WHERE msg_id = ?"), msgID).Scan(&out)
+// Recorded is an inbound message as recorded, if it was.
+func (s *Store) Recorded(ctx context.Context, msgID string) (payd.Message, bool, error) {
+	m := payd.Message{ID: msgID}
+	var at int64
+	err := s.w.QueryRowContext(ctx, s.rebind("SELECT kind, outcome, received_at FROM rails_inbox WHERE msg_id = ?"), msgID).Scan(&m.Kind, &m.Outcome, &at)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", false, nil
+		return m, false, nil
 	}
-	return out, err == nil, err
+	m.At = payd.UnixMilli(at)
+	return m, err == nil, err
 }

@@ -178,15 +178,24 @@ func (s *Store) CancelRTP(ctx context.Context, merchantID, id, reason string, no
 // "status = ?" neither engine can tell that the index covers the row, and
 // SQLite scanned another index over every RTP (30 ms at 1M rows, twice
 // per expiry pass, every 2 s, on the single writer).
-const dueRTPs = `SELECT id FROM rtps WHERE status IN ('Created','Active') AND status = ? AND expires_at <= ?
-	ORDER BY expires_at LIMIT ?`
+const dueRTPs = `SELECT id FROM rtps WHERE status IN ('Created','Active') AND ` + expiryDue + ` ORDER BY expires_at LIMIT ?`
+
+// expiryDue is the store's statement of the domain's expiry rule (RTP,
+// Checkout Observe): an object of a status that expires (? the status)
+// whose deadline (? now) has come, the deadline itself included.
+// TestExpiryRulesAgree holds it, rtpStatusExpr, rtpExpiring and
+// checkoutDeadlines to the Go rules on both engines.
+const expiryDue = "status = ? AND expires_at <= ?"
+
+// rtpExpiring are the RTP statuses that expire (payd.RTPStatus.Open).
+var rtpExpiring = []string{string(payd.RTPCreated), string(payd.RTPActive)}
 
 // ExpireRTPs writes Expired on up to limit open RTPs whose deadline has
 // passed, dated at their deadline, and returns how many it moved.
 func (s *Store) ExpireRTPs(ctx context.Context, now time.Time, limit int) (int64, error) {
 	var n int64
 	err := s.inTx(ctx, func(t *tx) error {
-		for _, from := range []string{"Created", "Active"} {
+		for _, from := range rtpExpiring {
 			k, err := t.transitions(ctx, payd.ObjectRTP, from, "Expired", `UPDATE rtps SET status = 'Expired', updated_at = expires_at, auto_action = NULL
 				WHERE id IN (`+dueRTPs+`) AND status = ? RETURNING id, merchant_id, updated_at`, from, ms(now), limit, from)
 			if err != nil {
@@ -232,14 +241,9 @@ func (s *Store) CompactRTPCounts(ctx context.Context) (int64, error) {
 	return n, err
 }
 
-// DueRTPDecision is a sandbox auto-alias RTP whose decision time has come.
-type DueRTPDecision struct {
-	MerchantID, RTPID, Action string
-}
-
 // DueRTPDecisions lists auto-alias RTPs whose decision is due.
 // merchantID, when given, limits them to one merchant (the test clock's pass).
-func (s *Store) DueRTPDecisions(ctx context.Context, now time.Time, limit int, merchantID ...string) ([]DueRTPDecision, error) {
+func (s *Store) DueRTPDecisions(ctx context.Context, now time.Time, limit int, merchantID ...string) ([]payd.DueRTPDecision, error) {
 	scope, args := merchantScope(merchantID, ms(now))
 	rows, err := s.query(ctx, `SELECT merchant_id, id, auto_action FROM rtps WHERE auto_action IS NOT NULL AND auto_at <= ?`+scope+`
 		ORDER BY auto_at`+rowLimit(limit), args...)
@@ -247,9 +251,9 @@ func (s *Store) DueRTPDecisions(ctx context.Context, now time.Time, limit int, m
 		return nil, fmt.Errorf("due rtp decisions: %w", err)
 	}
 	defer rows.Close()
-	var out []DueRTPDecision
+	var out []payd.DueRTPDecision
 	for rows.Next() {
-		var d DueRTPDecision
+		var d payd.DueRTPDecision
 		if err := rows.Scan(&d.MerchantID, &d.RTPID, &d.Action); err != nil {
 			return nil, err
 		}
@@ -267,7 +271,7 @@ func (s *Store) ClearRTPDecision(ctx context.Context, id string) error {
 	})
 }
 
-// rtpStatusExpr is the status as of :now, expiry applied.
+// rtpStatusExpr is the status as of :now, expiry applied (see expiryDue).
 const rtpStatusExpr = "CASE WHEN status IN ('Created','Active') AND expires_at <= ? THEN 'Expired' ELSE status END"
 
 var rtpSortCols = map[string]string{

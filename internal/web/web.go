@@ -30,6 +30,9 @@ var templateFS embed.FS
 type Config struct {
 	Sandbox   bool
 	PublicURL string
+	// Payer is the sandbox's simulated network behind the simulator forms
+	// (sandbox mode only; one is made when it is not given).
+	Payer *sandbox.Payer
 }
 
 // Pages is the hosted pages' handler.
@@ -52,7 +55,9 @@ type Pages struct {
 func New(cfg Config, store *sqlstore.Store, clock payd.Clock, log *slog.Logger) *Pages {
 	p := &Pages{cfg: cfg, store: store, clock: clock, log: log, mux: http.NewServeMux()}
 	if cfg.Sandbox {
-		p.payer = sandbox.New(store)
+		if p.payer = cfg.Payer; p.payer == nil {
+			p.payer = sandbox.New(store)
+		}
 		p.cards = p.payer.Cards
 	}
 	p.tmpl = template.Must(template.New("").Funcs(template.FuncMap{

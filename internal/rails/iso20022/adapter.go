@@ -57,6 +57,7 @@ func Verify(h http.Header, key string, body []byte, now time.Time) error {
 type Rails struct {
 	URL    string // the connector's endpoint, operator-set
 	Key    string // the shared secret of the signatures
+	BIC    string // the operator's bank: the creditor's agent of every message
 	Client *http.Client
 	Clock  payd.Clock
 }
@@ -68,7 +69,7 @@ var _ payd.Rails = (*Rails)(nil)
 // alone, so every attempt sends the same bytes (only the signature's
 // timestamp is fresh).
 func (r *Rails) Deliver(ctx context.Context, o *payd.RailsOrder) error {
-	body, err := Render(o)
+	body, err := Render(o, r.BIC)
 	if err != nil {
 		return err
 	}
@@ -94,32 +95,49 @@ func (r *Rails) Deliver(ctx context.Context, o *payd.RailsOrder) error {
 	return nil
 }
 
-// Render is the message an order is sent as.
-func Render(o *payd.RailsOrder) ([]byte, error) {
+// Render is the message an order is sent as, with bic the operator's bank
+// (the merchants' agent). Texts longer than their ISO field are cut
+// (docs/rails.md says where); what payd does not know is left out.
+func Render(o *payd.RailsOrder, bic string) ([]byte, error) {
 	d := o.Data
 	hdr := GroupHeader{MsgID: ID(o.ID), CreDtTm: Time(o.CreatedAt), NbOfTxs: "1"}
 	obj := ID(o.ObjectID)
+	creditor := Party{Name: Text(d.CreditorName, MaxName)}
 	switch o.Kind {
 	case payd.OrderSendRTP:
-		return Marshal(&Pain013{GrpHdr: hdr, PmtInf: Pain013PmtInf{
-			PmtInfID: obj, PmtMtd: PaymentTransfer, ReqdExctnDt: Time(o.CreatedAt), XpryDt: Time(d.ExpiresAt),
-			DbtrAcct: Account{Proxy: &Proxy{Type: ProxyPhone, ID: d.Alias}},
-			Tx: Pain013Tx{EndToEndID: obj, Amt: Amt(d.Amount, d.Currency), Cdtr: Party{Name: d.CreditorName},
-				CdtrAcct: IBAN(d.CreditorIBAN), Ustrd: d.Description},
-		}})
+		// The merchant initiates the request, identified by its payd id.
+		hdr.InitgPty = &Party{Name: creditor.Name, ID: &PartyID{OrgOther: &GenericID{ID: ID(o.MerchantID)}}}
+		return Marshal(&Pain013{Req: Pain013Req{GrpHdr: hdr, PmtInf: Pain013PmtInf{
+			PmtInfID: obj, PmtMtd: PaymentTransfer,
+			ReqdExctnDt: DateTime{DtTm: Time(o.CreatedAt)}, XpryDt: &DateTime{DtTm: Time(d.ExpiresAt)},
+			// The payer is known by the phone alias only: no name, no
+			// account, and its bank is the one the alias resolves to.
+			Dbtr:    Party{CtctDtls: &Contact{MobNb: Mobile(d.Alias)}},
+			DbtrAgt: *AgentBIC(""),
+			ChrgBr:  ChargesShared,
+			Tx: Pain013Tx{PmtID: PaymentID{EndToEndID: obj}, Amt: Amt(d.Amount, d.Currency), ChrgBr: ChargesShared,
+				CdtrAgt: *AgentBIC(bic), Cdtr: creditor, CdtrAcct: IBAN(d.CreditorIBAN), RmtInf: RemittanceText(d.Description)},
+		}}})
 	case payd.OrderCancelRTP:
-		return Marshal(&Camt055{ID: hdr.MsgID, CreDtTm: Time(o.CreatedAt), Cxl: Camt055Tx{
-			OrgnlPmtInfID: obj, CxlID: hdr.MsgID, OrgnlEndToEndID: obj, OrgnlInstdAmt: Amt(d.Amount, d.Currency),
-			Rsn: ReasonCustomer, AddtlInf: d.Reason,
+		return Marshal(&Camt055{Req: Camt055Req{
+			Assgnmt: Assignment{ID: hdr.MsgID, Assgnr: PartyOrAgent{Agt: AgentBIC(bic)}, Assgne: PartyOrAgent{Agt: AgentBIC("")},
+				CreDtTm: Time(o.CreatedAt)},
+			CtrlData: &ControlData{NbOfTxs: "1"},
+			Undrlyg: Camt055Undrl{PmtInf: Camt055PmtInf{OrgnlPmtInfID: obj, Tx: Camt055Tx{
+				CxlID: hdr.MsgID, OrgnlEndToEndID: obj, OrgnlInstdAmt: Amt(d.Amount, d.Currency),
+				CxlRsnInf: ReasonWith(ReasonCustomer, d.Reason),
+			}}},
 		}})
 	case payd.OrderRefund:
 		hdr.SttlmInf = Clearing()
-		return Marshal(&Pacs004{GrpHdr: hdr, Tx: ReturnTx{
-			RtrID: obj, OrgnlEndToEndID: ID(d.OriginalID), OrgnlTxID: d.OriginalRef,
-			OrgnlAmt: Amt(d.OriginalTotal, d.Currency), RtrdAmt: Amt(d.Amount, d.Currency),
-			Rsn: ReasonCustomer, AddtlInf: d.Reason,
-			OrgnlDbtr: d.DebtorName, OrgnlDbtrIBAN: d.DebtorIBAN, OrgnlCdtr: d.CreditorName, OrgnlCdtrIBAN: d.CreditorIBAN,
-		}})
+		hdr.InstgAgt = AgentBIC(bic)
+		ref := &OriginalTxRef{Dbtr: PartyNamed(d.DebtorName), DbtrAcct: IBAN(d.DebtorIBAN),
+			CdtrAgt: AgentBIC(bic), Cdtr: PartyNamed(d.CreditorName), CdtrAcct: IBAN(d.CreditorIBAN)}
+		return Marshal(&Pacs004{Msg: Pacs004Msg{GrpHdr: hdr, Tx: ReturnTx{
+			RtrID: obj, OrgnlEndToEndID: ID(d.OriginalID), OrgnlTxID: Text(d.OriginalRef, MaxID),
+			OrgnlAmt: AmtP(d.OriginalTotal, d.Currency), RtrdAmt: Amt(d.Amount, d.Currency), ChrgBr: ChargesShared,
+			RtrRsnInf: ReasonWith(ReasonCustomer, d.Reason), OrgnlTxRef: ref,
+		}}})
 	}
 	return nil, fmt.Errorf("rails order %s: unknown kind %q", o.ID, o.Kind)
 }

@@ -3,15 +3,19 @@ package iso20022
 import (
 	"encoding/xml"
 	"flag"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"payd"
+	"payd/internal/rails/iso20022/xsdtest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -35,6 +39,8 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
+const testBIC = "PAYDMD22"
+
 func testOrders() map[string]*payd.RailsOrder {
 	m := &payd.Merchant{ID: "01a1fd38-56fa-7f9d-ba9b-1038a64df444", Name: "Shop", IBAN: "MD24AG000225100013104168"}
 	amount := payd.Money(5000)
@@ -46,7 +52,7 @@ func testOrders() map[string]*payd.RailsOrder {
 	r.CancelReason = "changed my mind"
 	cancel := payd.CancelRTPOrder(m, r, epoch.Add(time.Minute))
 	cancel.ID = "01a1fd38-56fa-7f9d-ba9b-1038a64df102"
-	p := &payd.Payment{ID: "01a1fd38-56fa-7f9d-ba9b-1038a64df201", RTPID: r.ID, Amount: amount, Currency: "MDL",
+	p := &payd.Payment{ID: "01a1fd38-56fa-7f9d-ba9b-1038a64df201", Kind: payd.PaymentRTP, RTPID: r.ID, Amount: amount, Currency: "MDL",
 		SenderName: "ION POPESCU", SenderIBAN: "MD24AG000225100013104169", NetworkRef: "BANKTX0001", ExecutedAt: epoch.Add(2 * time.Minute)}
 	rf := &payd.Refund{ID: "01a1fd38-56fa-7f9d-ba9b-1038a64df301", Amount: 2000, Currency: "MDL", Reason: "returned goods"}
 	refund := payd.RefundOrder(m, rf, p, epoch.Add(time.Hour))
@@ -54,15 +60,32 @@ func testOrders() map[string]*payd.RailsOrder {
 	return map[string]*payd.RailsOrder{"pain013.xml": send, "camt055.xml": cancel, "pacs004.xml": refund}
 }
 
+// longOrders are the orders of the API's longest texts (a 500-character
+// description and reason, a 200-character merchant name, in Cyrillic),
+// of a merchant without an IBAN, and of a refund whose payer is unknown.
+func longOrders() map[string]*payd.RailsOrder {
+	long := func(n int) string { return strings.Repeat("ж", n-1) + "!" }
+	m := &payd.Merchant{ID: "01a1fd38-56fa-7f9d-ba9b-1038a64df444", Name: long(200)}
+	amount := payd.Money(10000000)
+	exp := epoch.Add(60 * 24 * time.Hour)
+	r, _ := payd.NewRTP(payd.RTPInput{Alias: "37369112221", Amount: &amount, ExpiresAt: &exp, Currency: "MDL", Description: long(500),
+		OrderID: long(100)}, m.ID, epoch)
+	r.CancelReason = long(500)
+	p := &payd.Payment{ID: "01a1fd38-56fa-7f9d-ba9b-1038a64df202", Kind: payd.PaymentQR, QRID: r.ID, Amount: amount, Currency: "MDL", ExecutedAt: epoch}
+	rf := &payd.Refund{ID: "01a1fd38-56fa-7f9d-ba9b-1038a64df302", Amount: 1, Currency: "MDL", Reason: long(500)}
+	return map[string]*payd.RailsOrder{"long pain.013": payd.SendRTPOrder(m, r, epoch), "long camt.055": payd.CancelRTPOrder(m, r, epoch),
+		"long pacs.004": payd.RefundOrder(m, rf, p, epoch)}
+}
+
 // TestRenderGolden: every outbound message, byte for byte.
 func TestRenderGolden(t *testing.T) {
 	for name, o := range testOrders() {
-		b, err := Render(o)
+		b, err := Render(o, testBIC)
 		if err != nil {
 			t.Fatal(err)
 		}
 		golden(t, name, b)
-		again, _ := Render(o)
+		again, _ := Render(o, testBIC)
 		if string(again) != string(b) {
 			t.Errorf("%s: two renderings of one order differ", name)
 		}
@@ -70,6 +93,118 @@ func TestRenderGolden(t *testing.T) {
 		if err != nil || ns == "" {
 			t.Errorf("%s: namespace %q, %v", name, ns, err)
 		}
+	}
+}
+
+// TestAnswersGolden: payd's pacs.002 answers to a credit, applied and
+// refused, byte for byte.
+func TestAnswersGolden(t *testing.T) {
+	tx := CreditTx{PmtID: PaymentID{EndToEndID: "01a1fd3856fa7f9dba9b1038a64df001", TxID: "BANKTX0001"}}
+	for name, rec := range map[string]payd.Message{
+		"pacs002-answer.xml":          {ID: "BANKMSG0001", Outcome: StatusCredited, At: epoch.Add(2 * time.Minute)},
+		"pacs002-answer-rejected.xml": {ID: "BANKMSG0004", Outcome: rejected("NARR"), At: epoch.Add(3 * time.Minute)},
+	} {
+		b, err := CreditAnswer(rec, tx, testBIC)
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden(t, name, b)
+	}
+}
+
+// TestMessagesValidate: every message payd writes validates against the
+// ISO 20022 base XSD of its version, with the API's longest texts, a
+// merchant without an IBAN and an unknown payer too, and so does every
+// golden file (the examples of docs/rails.md) and payd's answers.
+func TestMessagesValidate(t *testing.T) {
+	xsdtest.Available(t)
+	for _, set := range []map[string]*payd.RailsOrder{testOrders(), longOrders()} {
+		for name, o := range set {
+			b, err := Render(o, testBIC)
+			if err != nil {
+				t.Fatal(err)
+			}
+			xsdtest.Validate(t, name, b)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join("testdata", "*.xml"))
+	if len(files) < 8 {
+		t.Fatalf("only %d golden files", len(files))
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		xsdtest.Validate(t, f, b)
+	}
+}
+
+// TestRailsDocExamples: every XML example in docs/rails.md validates
+// against its XSD and is one of the golden files, so that the page a
+// connector is built from shows what payd sends and reads.
+func TestRailsDocExamples(t *testing.T) {
+	xsdtest.Available(t)
+	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "rails.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := map[string]string{}
+	files, _ := filepath.Glob(filepath.Join("testdata", "*.xml"))
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		golden[strings.TrimSpace(string(b))] = f
+	}
+	blocks := regexp.MustCompile("(?s)```xml\n(.*?)```").FindAllStringSubmatch(string(doc), -1)
+	namespaces := map[string]bool{}
+	for i, m := range blocks {
+		body := strings.TrimSpace(m[1])
+		xsdtest.Validate(t, fmt.Sprintf("docs/rails.md example %d", i+1), []byte(body))
+		if golden[body] == "" {
+			t.Errorf("docs/rails.md example %d is none of the golden files (testdata/*.xml):\n%s", i+1, body)
+		}
+		ns, _ := Namespace([]byte(body))
+		namespaces[ns] = true
+	}
+	for _, ns := range []string{NSPain013, NSPain014, NSCamt055, NSPacs008, NSPacs002, NSPacs004} {
+		if !namespaces[ns] {
+			t.Errorf("docs/rails.md has no example of %s", ns)
+		}
+	}
+}
+
+// TestTextsAreCut: texts longer than their ISO field are cut at its
+// boundary, in characters (Cyrillic counts one a letter), and every
+// field of the longest order is within its length.
+func TestTextsAreCut(t *testing.T) {
+	if got := Text(strings.Repeat("ж", 141), MaxName); utf8.RuneCountInString(got) != 140 {
+		t.Errorf("Text cut to %d characters, want 140", utf8.RuneCountInString(got))
+	}
+	if got := Text("short ", 140); got != "short" {
+		t.Errorf("Text(%q) = %q", "short ", got)
+	}
+	b, _ := Render(longOrders()["long pain.013"], testBIC)
+	var m Pain013
+	if err := xml.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	tx := m.Req.PmtInf.Tx
+	if n := utf8.RuneCountInString(tx.Cdtr.Name); n != MaxName {
+		t.Errorf("Cdtr/Nm is %d characters", n)
+	}
+	if n := utf8.RuneCountInString(tx.RmtInf.Ustrd[0]); n != MaxRemittance || len(tx.RmtInf.Ustrd) != 1 {
+		t.Errorf("RmtInf/Ustrd is %d characters in %d lines", n, len(tx.RmtInf.Ustrd))
+	}
+	if tx.CdtrAcct != nil || m.Req.PmtInf.Dbtr.CtctDtls.MobNb != "+373-69112221" || m.Req.PmtInf.DbtrAgt.Other.ID != NotProvided {
+		t.Errorf("pain.013 of a merchant without an IBAN: %s", b)
+	}
+	b, _ = Render(longOrders()["long camt.055"], testBIC)
+	if strings.Count(string(b), "<AddtlInf>") != 1 || !strings.Contains(string(b), strings.Repeat("ж", 105)) || strings.Contains(string(b), strings.Repeat("ж", 106)) {
+		t.Errorf("camt.055's AddtlInf is not cut to 105 characters:\n%s", b)
+	}
+	b, _ = Render(longOrders()["long pacs.004"], testBIC)
+	if strings.Contains(string(b), "<DbtrAcct>") || strings.Contains(string(b), "<Id></Id>") || strings.Contains(string(b), "<Dbtr>") {
+		t.Errorf("pacs.004 of an unknown payer writes empty elements:\n%s", b)
 	}
 }
 
@@ -82,33 +217,35 @@ func TestParseGolden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := xml.Unmarshal(b, v); err != nil {
+		if err := decodeStrict(b, v); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
 	var credit Pacs008
 	read("pacs008.xml", &credit)
-	tx := credit.Txs[0]
+	if err := checkCredit(&credit); err != nil {
+		t.Errorf("pacs008.xml: %v", err)
+	}
+	tx := credit.Msg.Txs[0]
 	amount, err := tx.Amt.Money()
-	id, ok := ParseMsgID(tx.EndToEndID)
-	if credit.GrpHdr.MsgID != "BANKMSG0001" || !ok || id != "01a1fd38-56fa-7f9d-ba9b-1038a64df001" || err != nil || amount != 5000 ||
-		tx.Amt.Ccy != "MDL" || tx.Dbtr.Name != "ION POPESCU" || tx.DbtrAcct.IBANValue() != "MD24AG000225100013104169" || tx.TxID != "BANKTX0001" {
+	id, ok := ParseMsgID(tx.PmtID.EndToEndID)
+	if credit.Msg.GrpHdr.MsgID != "BANKMSG0001" || !ok || id != "01a1fd38-56fa-7f9d-ba9b-1038a64df001" || err != nil || amount != 5000 ||
+		tx.Amt.Ccy != "MDL" || tx.Dbtr.Name != "ION POPESCU" || tx.DbtrAcct.IBANValue() != "MD24AG000225100013104169" ||
+		tx.PmtID.TxID != "BANKTX0001" || tx.CdtrAcct.IBANValue() != "MD24AG000225100013104168" {
 		t.Errorf("pacs.008: %+v", credit)
 	}
 	var status Pain014
 	read("pain014.xml", &status)
-	if status.GrpHdr.MsgID != "BANKMSG0002" || status.Tx.TxSts != StatusRejected || status.Tx.Rsn != "AC04" {
+	if status.Rpt.GrpHdr.MsgID != "BANKMSG0002" || status.Rpt.PmtInfs[0].Txs[0].TxSts != StatusRejected || status.Rpt.PmtInfs[0].Txs[0].ReasonCode() != "MS02" {
 		t.Errorf("pain.014: %+v", status)
 	}
 	var settled Pacs002
 	read("pacs002.xml", &settled)
-	if rid, ok := ParseMsgID(settled.Tx.OrgnlTxID); !ok || rid != "01a1fd38-56fa-7f9d-ba9b-1038a64df301" || settled.Tx.TxSts != StatusSettled {
+	if rid, ok := ParseMsgID(settled.Rpt.Txs[0].OrgnlTxID); !ok || rid != "01a1fd38-56fa-7f9d-ba9b-1038a64df301" || settled.Rpt.Txs[0].TxSts != StatusSettled {
 		t.Errorf("pacs.002: %+v", settled)
 	}
 }
 
-// TestAmountsExact: amounts are decimals with two fraction digits; a third
-// digit is refused, never rounded.
 func TestAmountsExact(t *testing.T) {
 	for in, want := range map[string]payd.Money{"50.00": 5000, "0.01": 1, "100000": 10000000, "12.3": 1230} {
 		if got, err := (Amount{Ccy: "MDL", Value: in}).Money(); err != nil || got != want {
@@ -185,7 +322,8 @@ func TestIDs(t *testing.T) {
 }
 
 func TestReasonCodes(t *testing.T) {
-	want := map[string]string{payd.RefusedUnknown: "AC01", payd.RefusedClosed: "AC04", payd.RefusedAmount: "AM09",
+	want := map[string]string{payd.RefusedUnknown: "NARR", payd.RefusedAccount: "AC03", payd.RefusedPaid: "DUPL",
+		payd.RefusedCancelled: "AC04", payd.RefusedClosed: "AC04", payd.RefusedAmount: "AM09",
 		payd.RefusedExpired: "TM01", payd.RefusedCurrency: "AM11", payd.RefusedMerchant: "AG01"}
 	for refusal, code := range want {
 		if got := ReasonCode(refusal); got != code {

@@ -15,8 +15,18 @@ import (
 	"time"
 
 	"payd"
-	"payd/internal/sqlstore"
 )
+
+// Store is what the sandbox's network reads and writes besides the
+// Ledger: the auto aliases' due decisions, the refunds to take and
+// settle, and the merchants on the test clock.
+type Store interface {
+	DueRTPDecisions(ctx context.Context, now time.Time, limit int, merchantID ...string) ([]payd.DueRTPDecision, error)
+	ClearRTPDecision(ctx context.Context, rtpID string) error
+	TakeNewRefunds(ctx context.Context, now time.Time, limit int) error
+	DueRefunds(ctx context.Context, now time.Time, limit int, merchantID ...string) ([]payd.DueRefund, error)
+	ClockedMerchants(ctx context.Context) ([]*payd.Merchant, error)
+}
 
 // Payer plays the payers of the sandbox against a Ledger.
 type Payer struct {
@@ -93,7 +103,7 @@ func approvalCode(s string) string {
 
 // Decisions plays the payer of the auto-accept and auto-reject test aliases.
 type Decisions struct {
-	Store *sqlstore.Store
+	Store Store
 	Payer *Payer
 	Clock payd.Clock
 	Log   *slog.Logger
@@ -143,7 +153,7 @@ func (d *Decisions) RunOnce(ctx context.Context) (int, error) {
 // taken at once (Created → Requested), and settles when its time comes
 // with the outcome its reason asks for (spec §5.3, §7.2).
 type Refunds struct {
-	Store  *sqlstore.Store
+	Store  Store
 	Ledger payd.Ledger
 	Clock  payd.Clock
 	Batch  int // default 100
@@ -156,7 +166,7 @@ func (r *Refunds) RunOnce(ctx context.Context) (int, error) {
 	}
 	now := r.Clock.Now()
 	ctx = payd.WithCause(ctx, payd.CauseBank) // the sandbox plays the payer's bank
-	if err := r.Store.TakeNewRefunds(ctx, now); err != nil {
+	if err := r.Store.TakeNewRefunds(ctx, now, 1000); err != nil {
 		return 0, err
 	}
 	due, err := r.Store.DueRefunds(ctx, now, r.Batch)
@@ -190,7 +200,7 @@ func (r *Refunds) RunOnce(ctx context.Context) (int, error) {
 
 // merchantTimes returns each merchant's time at real time now: the test
 // clock's, for the merchants that moved theirs.
-func merchantTimes(ctx context.Context, s *sqlstore.Store, now time.Time) (func(merchantID string) time.Time, []*payd.Merchant, error) {
+func merchantTimes(ctx context.Context, s Store, now time.Time) (func(merchantID string) time.Time, []*payd.Merchant, error) {
 	clocked, err := s.ClockedMerchants(ctx)
 	if err != nil {
 		return nil, nil, err
