@@ -77,6 +77,7 @@ func takeNetErrors() map[string]int {
 }
 
 type callbackStats struct {
+	From       string // what the delays are measured from: "accept" (the API's answer) by default
 	Delays     []time.Duration
 	Lost, Dups int
 	Sustained  float64 // callbacks per second over the run
@@ -118,8 +119,12 @@ func (s *stats) String() string {
 	}
 	if cb := s.Callbacks; cb != nil {
 		sort.Slice(cb.Delays, func(i, j int) bool { return cb.Delays[i] < cb.Delays[j] })
-		out += fmt.Sprintf("\n%-30s %8d callbacks %6.0f/s  accept→arrival p50 %7s  p99 %7s  max %7s  lost %d  duplicated %d",
-			"", len(cb.Delays), cb.Sustained, ms(pct(cb.Delays, .5)), ms(pct(cb.Delays, .99)), ms(pct(cb.Delays, 1)), cb.Lost, cb.Dups)
+		from := cb.From
+		if from == "" {
+			from = "accept"
+		}
+		out += fmt.Sprintf("\n%-30s %8d callbacks %6.0f/s  %s→arrival p50 %7s  p99 %7s  max %7s  lost %d  duplicated %d",
+			"", len(cb.Delays), cb.Sustained, from, ms(pct(cb.Delays, .5)), ms(pct(cb.Delays, .99)), ms(pct(cb.Delays, 1)), cb.Lost, cb.Dups)
 	}
 	return out
 }
@@ -222,14 +227,21 @@ func do(ctx context.Context, hc *http.Client, method, url, token string, body []
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
+	s, b, _ := send(ctx, hc, req)
+	return s, b
+}
+
+// send sends a request and returns the status, body and headers; a
+// network error is status 0, noted unless the scenario's end cut it off.
+func send(ctx context.Context, hc *http.Client, req *http.Request) (int, []byte, http.Header) {
 	res, err := hc.Do(req)
 	if err != nil {
 		if ctx.Err() == nil { // not cut off by the scenario's end
 			noteNetError(err)
 		}
-		return 0, nil
+		return 0, nil, nil
 	}
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
-	return res.StatusCode, b
+	return res.StatusCode, b, res.Header
 }

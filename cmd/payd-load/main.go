@@ -53,6 +53,7 @@ const usage = `Usage:
   payd-load seed    -database-url DB -rtps 1000000 -merchants 100
   payd-load startup -database-url DB -payd ./payd [-times 5]
 Scenarios: token rtp-create rtp-get rtp-list rtp-flow qr-pay checkout-create (default: all), and the floors http-floor storage-floor;
+  rails-credit (signed pacs.008 credits through /rails/iso20022 to payd in production, -rails-key-file or PAYD_RAILS_KEY);
   overload (past what the database serves: 503s only) and fault (rtp-flow while the database is away for -fault-for: 503s only,
   no callback lost or sent twice; PostgreSQL stopped with -fault-stop/-fault-start, SQLite's filesystem filled).
 `

@@ -46,7 +46,14 @@ func runCmd(ctx context.Context, args []string) error {
 	fs.DurationVar(&faultFor, "fault-for", faultFor, "fault: how long the database is away")
 	fs.StringVar(&faultStop, "fault-stop", faultStop, "fault: the command that stops PostgreSQL")
 	fs.StringVar(&faultStart, "fault-start", faultStart, "fault: the command that starts it again")
+	railsKeyFile := fs.String("rails-key-file", "", "rails-credit: the file holding payd's PAYD_RAILS_KEY (default: $PAYD_RAILS_KEY)")
+	fs.StringVar(&railsBIC, "rails-bic", railsBIC, "rails-credit: payd's PAYD_RAILS_BIC, the credits' creditor agent")
+	fs.IntVar(&railsQRs, "rails-qrs", railsQRs, "rails-credit: how many Static QRs the credits go round")
 	fs.Parse(args)
+	var err error
+	if railsKey, err = railsKeyFrom(*railsKeyFile); err != nil {
+		return err
+	}
 	dbURL = *dbURLFlag
 	if err := loopbackOnly(*target); err != nil {
 		return err
@@ -56,7 +63,7 @@ func runCmd(ctx context.Context, args []string) error {
 		return err
 	}
 	defer store.Close()
-	cr, err := store.CreateMerchant(ctx, sqlstore.MerchantOptions{Name: "payd-load", CommissionBP: 100}, time.Now().UTC())
+	cr, err := store.CreateMerchant(ctx, sqlstore.MerchantOptions{Name: "payd-load", CommissionBP: 100, IBAN: loadIBAN}, time.Now().UTC())
 	if err != nil {
 		return fmt.Errorf("create merchant (is the database migrated? start payd first): %w", err)
 	}
@@ -205,6 +212,9 @@ func (r *runner) scenario(ctx context.Context, name string) ([]*stats, error) {
 	case "fault":
 		st, err := r.fault(ctx)
 		return []*stats{st}, err
+	case "rails-credit":
+		st, err := r.railsCredits(ctx)
+		return []*stats{st}, err
 	case "qr-pay":
 		return []*stats{drive(ctx, name, r.c, r.n, r.d, func(ctx context.Context, _ int) int {
 			b, _ := json.Marshal(map[string]any{"type": "Dynamic", "amountType": "Fixed", "amount": 25, "currency": "MDL",
@@ -340,40 +350,11 @@ func (r *runner) rtpList(ctx context.Context) ([]*stats, error) {
 // process runs, and measures accept-response → arrival. during, when set,
 // runs beside the drive (the fault scenario's outage).
 func (r *runner) rtpFlow(ctx context.Context, name string, during func(ctx context.Context)) (*stats, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	rc, err := newReceiver("payId")
 	if err != nil {
 		return nil, err
 	}
-	var mu sync.Mutex
-	accepted := map[string]time.Time{}
-	arrived := map[string]time.Time{}
-	delays := []time.Duration{}
-	dups := 0
-	var first, last time.Time
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		now := time.Now()
-		var v struct {
-			Result struct{ PayID string } `json:"result"`
-		}
-		json.NewDecoder(bufio.NewReader(req.Body)).Decode(&v)
-		mu.Lock()
-		if _, seen := arrived[v.Result.PayID]; seen {
-			dups++
-		} else {
-			arrived[v.Result.PayID] = now
-			if at, ok := accepted[v.Result.PayID]; ok {
-				delays = append(delays, now.Sub(at))
-			}
-			if first.IsZero() {
-				first = now
-			}
-			last = now
-		}
-		mu.Unlock()
-	})}
-	go srv.Serve(ln)
-	defer srv.Close()
-	cb := "http://" + ln.Addr().String() + "/cb"
+	defer rc.close()
 	duringDone := make(chan struct{})
 	if during != nil {
 		go func() { defer close(duringDone); during(ctx) }()
@@ -381,50 +362,112 @@ func (r *runner) rtpFlow(ctx context.Context, name string, during func(ctx conte
 		close(duringDone)
 	}
 	st := drive(ctx, name, r.c, r.n, r.d, func(ctx context.Context, _ int) int {
-		s, b := do(ctx, r.hc, "POST", r.target+"/v2/rtp", r.token, r.rtpBody(cb))
+		s, b := do(ctx, r.hc, "POST", r.target+"/v2/rtp", r.token, r.rtpBody(rc.url))
 		if s != 200 {
 			return s
 		}
 		s, b = do(ctx, r.hc, "POST", r.target+"/v2/rtp/"+field(b, "rtpId")+"/test-accept", r.token, []byte(`{"amount":12.34,"currency":"MDL"}`))
 		if s == 200 {
-			now := time.Now()
-			pay := field(b, "payId")
-			mu.Lock()
-			if at, ok := arrived[pay]; ok { // the callback beat the response home
-				delays = append(delays, at.Sub(now))
-			}
-			accepted[pay] = now
-			mu.Unlock()
+			rc.answered(field(b, "payId"), time.Now())
 		}
 		return s
 	})
 	<-duringDone
-	// Wait for the stragglers, up to 30 s: longer than a failed first
-	// attempt's retry (10 s + jitter) plus an attempt's 10 s timeout.
+	st.Callbacks = rc.finish()
+	return st, nil
+}
+
+// receiver is a merchant's callback endpoint run by payd-load: it keys
+// each callback by a field of its result (the payment's payId, or a payer
+// name the scenario made unique) and measures the delay from payd's
+// answer to the callback's arrival.
+type receiver struct {
+	key      string
+	url      string
+	srv      *http.Server
+	mu       sync.Mutex
+	accepted map[string]time.Time
+	arrived  map[string]time.Time
+	delays   []time.Duration
+	dups     int
+	first    time.Time
+	last     time.Time
+}
+
+func newReceiver(key string) (*receiver, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	rc := &receiver{key: key, url: "http://" + ln.Addr().String() + "/cb", accepted: map[string]time.Time{}, arrived: map[string]time.Time{}}
+	rc.srv = &http.Server{Handler: http.HandlerFunc(rc.serve)}
+	go rc.srv.Serve(ln)
+	return rc, nil
+}
+
+func (rc *receiver) serve(w http.ResponseWriter, req *http.Request) {
+	now := time.Now()
+	var v struct {
+		Result map[string]any `json:"result"`
+	}
+	json.NewDecoder(bufio.NewReader(req.Body)).Decode(&v)
+	k, _ := v.Result[rc.key].(string)
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if _, seen := rc.arrived[k]; seen {
+		rc.dups++
+		return
+	}
+	rc.arrived[k] = now
+	if at, ok := rc.accepted[k]; ok {
+		rc.delays = append(rc.delays, now.Sub(at))
+	}
+	if rc.first.IsZero() {
+		rc.first = now
+	}
+	rc.last = now
+}
+
+// answered records that payd answered the payment k at (its callback is
+// now due).
+func (rc *receiver) answered(k string, at time.Time) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if arrivedAt, ok := rc.arrived[k]; ok { // the callback beat the response home
+		rc.delays = append(rc.delays, arrivedAt.Sub(at))
+	}
+	rc.accepted[k] = at
+}
+
+// finish waits for the stragglers, up to 30 s (longer than a failed first
+// attempt's retry, 10 s + jitter, plus an attempt's 10 s timeout), and
+// reports the callbacks: every answered payment's, lost, duplicated.
+func (rc *receiver) finish() *callbackStats {
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		mu.Lock()
-		done := allArrived(accepted, arrived)
-		mu.Unlock()
+		rc.mu.Lock()
+		done := allArrived(rc.accepted, rc.arrived)
+		rc.mu.Unlock()
 		if done {
 			break
 		}
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
 	lost := 0
-	for pay := range accepted {
-		if _, ok := arrived[pay]; !ok {
+	for k := range rc.accepted {
+		if _, ok := rc.arrived[k]; !ok {
 			lost++
-			fmt.Printf("callback of payment %s has not arrived\n", pay)
+			fmt.Printf("callback of %s %s has not arrived\n", rc.key, k)
 		}
 	}
-	cs := &callbackStats{Delays: delays, Lost: lost, Dups: dups}
-	if span := last.Sub(first).Seconds(); span > 0 {
-		cs.Sustained = float64(len(arrived)) / span
+	cs := &callbackStats{Delays: rc.delays, Lost: lost, Dups: rc.dups}
+	if span := rc.last.Sub(rc.first).Seconds(); span > 0 {
+		cs.Sustained = float64(len(rc.arrived)) / span
 	}
-	st.Callbacks = cs
-	return st, nil
+	return cs
 }
+
+func (rc *receiver) close() { rc.srv.Close() }
 
 // allArrived reports whether the callback of every payment accepted has
 // arrived. Counting is not enough: an acceptance the drive's end cut off

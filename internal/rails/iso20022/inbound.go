@@ -72,6 +72,10 @@ func (in *Inbound) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		in.Log.Info("rails message unreadable", "namespace", ns, "err", err)
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
+	case err != nil && r.Context().Err() != nil:
+		// The connector went away: nothing was committed, and it sends again.
+		in.Log.Info("rails message not applied: the connector went away", "namespace", ns)
+		return
 	case err != nil:
 		in.Log.Error("rails message not applied", "namespace", ns, "err", err)
 		http.Error(w, "not applied; send it again", http.StatusServiceUnavailable)
