@@ -59,6 +59,13 @@ func TestExpiryRulesAgree(t *testing.T) {
 				if to != c.Status {
 					t.Errorf("checkout %s, deadline now%+v: the expirer makes it %s, Observe %s", st, d, to, c.Status)
 				}
+				read, err := s.CheckoutStatusAt(ctx, string(st), c.ExpiresAt, now)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if read != string(c.Status) {
+					t.Errorf("checkout %s, deadline now%+v: SQL reads %s, Observe %s", st, d, read, c.Status)
+				}
 			}
 		}
 	})

@@ -141,3 +141,11 @@ func RTPExpiring() []string { return rtpExpiring }
 
 // CheckoutDeadlines are the checkout moves the expirers make: from, to.
 func CheckoutDeadlines() [][2]string { return checkoutDeadlines }
+
+// CheckoutStatusAt is checkoutStatusExpr evaluated by the engine for one row.
+func (s *Store) CheckoutStatusAt(ctx context.Context, status string, expiresAt, now time.Time) (string, error) {
+	var out string
+	err := s.queryRow(ctx, "SELECT "+checkoutStatusExpr+" FROM (SELECT CAST(? AS TEXT) AS status, CAST(? AS BIGINT) AS expires_at) c",
+		ms(now), ms(now), status, ms(expiresAt)).Scan(&out)
+	return out, err
+}
