@@ -43,6 +43,21 @@ func CauseOf(ctx context.Context) Cause {
 	return CauseAPI
 }
 
+type clientAddrKey struct{}
+
+// WithClientAddr records the address of the client a request came from
+// (the payer, behind trusted proxies), for what passes it on (a card
+// acquirer asks for the payer's address).
+func WithClientAddr(ctx context.Context, addr string) context.Context {
+	return context.WithValue(ctx, clientAddrKey{}, addr)
+}
+
+// ClientAddrOf is the client's address ctx carries, "" when none.
+func ClientAddrOf(ctx context.Context) string {
+	a, _ := ctx.Value(clientAddrKey{}).(string)
+	return a
+}
+
 // Change is one state change of an object, recorded in the transaction
 // that made it.
 type Change struct {

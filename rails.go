@@ -52,7 +52,16 @@ type CardResult struct {
 	Mask         string // first 6 and last 4 digits; never the full number
 	Holder       string
 	ApprovalCode string // set when approved
+	// From an acquirer that took the card on its own page (CardGateway):
+	// its payment's id (the session), the RRN it gave, and what it charged.
+	Reference string
+	RRN       string
+	Amount    *Money
+	Currency  string
 }
+
+// Hosted reports whether the result came from an acquirer's own page.
+func (r CardResult) Hosted() bool { return r.Reference != "" }
 
 // Ledger is the inbound side of the port: the use cases a rail calls. Each
 // call is one transaction. merchantID "" means the caller does not know the
@@ -71,7 +80,12 @@ type Ledger interface {
 	// RejectRTP records the payer's rejection of an RTP.
 	RejectRTP(ctx context.Context, merchantID, rtpID string, now time.Time) (*RTP, error)
 	// CardPaid records an acquirer's answer for a checkout paying by card.
+	// A hosted result (an acquirer's own page) applies once: its session
+	// closes with it, and a repeat is ErrDuplicate.
 	CardPaid(ctx context.Context, checkoutID string, res CardResult, now time.Time) (*Checkout, *Payment, error)
+	// CloseCardSession closes an acquirer's payment that ended unpaid
+	// (outcome "timedout") or that payd stopped asking about ("abandoned").
+	CloseCardSession(ctx context.Context, sessionID, outcome string, now time.Time) error
 	// RefundTaken records that the network took a refund's return of funds
 	// (Created → Requested).
 	RefundTaken(ctx context.Context, refundID string, now time.Time) error
@@ -125,17 +139,30 @@ type CardAcquirer interface {
 // a network. Deliver returns nil once the network has taken the order; any
 // error means "try again later" (the outbox redelivers the same order).
 type Rails interface {
-	Deliver(ctx context.Context, o *RailsOrder) error
+	Deliver(ctx context.Context, o *RailsOrder) (Taken, error)
 }
 
 // OrderKind is what an outbound order asks of the network.
 type OrderKind string
 
 const (
-	OrderSendRTP   OrderKind = "rtp.send"      // deliver an RTP to the payer's bank by alias
-	OrderCancelRTP OrderKind = "rtp.cancel"    // withdraw a delivered RTP
-	OrderRefund    OrderKind = "refund.return" // return a refund's amount to the payer
+	OrderSendRTP     OrderKind = "rtp.send"      // deliver an RTP to the payer's bank by alias
+	OrderCancelRTP   OrderKind = "rtp.cancel"    // withdraw a delivered RTP
+	OrderRefund      OrderKind = "refund.return" // return a refund's amount to the payer
+	OrderCardRefund  OrderKind = "card.refund"   // refund a card payment through its acquirer
+	OrderCardReverse OrderKind = "card.reverse"  // give back a card charge no checkout took
 )
+
+// RefundKind reports whether an order carries a refund (its ObjectID is
+// the refundId): the network's taking it, or its answer, settles it.
+func (k OrderKind) RefundKind() bool { return k == OrderRefund || k == OrderCardRefund }
+
+// Taken is what a network said when it took an order. Most orders settle
+// later (a refund's return is answered by a pacs.002); an acquirer answers
+// a refund at once, and Refund is then its outcome.
+type Taken struct {
+	Refund RefundStatus // "" when the order settles later
+}
 
 // RailsOrder is one outbound message, fixed when written so that every
 // delivery attempt sends the same content. Its ID is the message id the
@@ -195,8 +222,16 @@ func CancelRTPOrder(m *Merchant, r *RTP, now time.Time) *RailsOrder {
 	})
 }
 
-// RefundOrder returns a refund's amount to the payer of the original credit.
+// RefundOrder returns a refund's amount to the payer of the original
+// payment: a card payment through its acquirer, a credit through the
+// payer's bank.
 func RefundOrder(m *Merchant, rf *Refund, p *Payment, now time.Time) *RailsOrder {
+	if p.Kind == PaymentCard {
+		return newOrder(OrderCardRefund, m.ID, rf.ID, now, OrderData{
+			Amount: rf.Amount, Currency: rf.Currency, Reason: rf.Reason, PaymentID: p.ID, OriginalID: p.CheckoutID,
+			OriginalRef: p.NetworkRef, OriginalAt: p.ExecutedAt, OriginalTotal: p.Amount,
+		})
+	}
 	target := p.RTPID
 	if target == "" {
 		target = p.QRID
@@ -392,27 +427,48 @@ func CompleteCheckoutByQR(c *Checkout, p *Payment, now time.Time) error {
 }
 
 // ApplyCardResult decides what an acquirer's answer does to a checkout
-// that selected Card: approved completes it, declined fails it. It returns
+// that pays by card: approved completes it, declined fails it. It returns
 // the payment (failed when declined) to store with the checkout; its
 // callback is CheckoutCallback, once the payment has its reference number.
-func ApplyCardResult(m *Merchant, c *Checkout, res CardResult, now time.Time) (*Payment, error) {
+//
+// An answer from the acquirer's own page (res.Hosted) comes when the payer
+// is done there, and the checkout may have moved on meanwhile (expired,
+// cancelled, paid by QR) or the acquirer may have charged another amount:
+// then the money it took goes back (reversal, an order to the acquirer)
+// and the checkout is left as it is. A decline for such a checkout
+// changes nothing.
+func ApplyCardResult(m *Merchant, c *Checkout, res CardResult, now time.Time) (p *Payment, reversal *RailsOrder, err error) {
 	c.Observe(now)
-	if c.Status != CheckoutMethodSelected || c.Method != MethodCard || !m.Active {
-		return nil, c.stateError()
+	payable := !c.Status.Terminal() && m.Active
+	if res.Hosted() {
+		// The payer chose card, went to the acquirer's page and paid there;
+		// a switch back to QR since then does not undo that.
+		payable = payable && c.Status == CheckoutMethodSelected
+		charged := res.Amount == nil || (*res.Amount == c.Amount && res.Currency == c.Currency)
+		switch {
+		case res.Approved && (!payable || !charged):
+			return nil, CardReversalOrder(m, c, res, now), nil
+		case !payable:
+			return nil, nil, nil
+		}
+		c.Method = MethodCard
+	} else if c.Status != CheckoutMethodSelected || c.Method != MethodCard || !m.Active {
+		return nil, nil, c.stateError()
 	}
-	p := &Payment{
+	p = &Payment{
 		ID: NewID(now), MerchantID: c.MerchantID, Kind: PaymentCard, CheckoutID: c.ID,
 		Amount: c.Amount, Currency: c.Currency, OrderID: c.OrderID(), SenderName: res.Holder, CardMask: res.Mask,
 		Failed: !res.Approved, ExecutedAt: now, RecipientIBAN: m.IBAN, MCC: m.MCC,
+		ReferenceNumber: res.RRN, NetworkRef: res.Reference,
 	}
 	if c.Order != nil {
 		p.Description = c.Order.Description
 	}
 	if res.Approved {
 		p.ApprovalCode = res.ApprovalCode
-		return p, c.Complete(now, p.ID)
+		return p, nil, c.Complete(now, p.ID)
 	}
-	return p, c.Fail(now, p.ID)
+	return p, nil, c.Fail(now, p.ID)
 }
 
 // CheckoutCallback is the checkout.completed or checkout.failed callback
@@ -526,4 +582,17 @@ type DueRTPDecision struct {
 // DueRefund is a refund whose sandbox processing time has come.
 type DueRefund struct {
 	ID, MerchantID, Reason string
+}
+
+// CardReversalOrder gives back what an acquirer charged for a checkout
+// that could not take it (ApplyCardResult). Its object is the checkout.
+func CardReversalOrder(m *Merchant, c *Checkout, res CardResult, now time.Time) *RailsOrder {
+	amount, currency := c.Amount, c.Currency
+	if res.Amount != nil {
+		amount, currency = *res.Amount, res.Currency
+	}
+	return newOrder(OrderCardReverse, m.ID, c.ID, now, OrderData{
+		Amount: amount, Currency: currency, OriginalID: c.ID, OriginalRef: res.Reference, OriginalTotal: amount,
+		Reason: "the checkout was " + string(c.Status) + " when the card payment completed",
+	})
 }

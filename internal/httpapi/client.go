@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+
+	"payd"
 )
 
 // The client's address. Behind a reverse proxy every request arrives from
@@ -71,16 +73,14 @@ func peerHost(r *http.Request) string {
 	return host
 }
 
-type clientKey struct{}
-
 // clientOf is the client's address the outermost middleware found.
 func clientOf(r *http.Request) string {
-	if a, ok := r.Context().Value(clientKey{}).(string); ok {
+	if a := payd.ClientAddrOf(r.Context()); a != "" {
 		return a
 	}
 	return peerHost(r)
 }
 
 func withClient(ctx context.Context, addr string) context.Context {
-	return context.WithValue(ctx, clientKey{}, addr)
+	return payd.WithClientAddr(ctx, addr)
 }

@@ -196,15 +196,52 @@ func (s *Store) CardPaid(ctx context.Context, id string, res payd.CardResult, no
 	var p *payd.Payment
 	queued := false
 	c, err := s.updateCheckout(ctx, "", id, func(t *tx, c *payd.Checkout) error {
+		if res.Hosted() {
+			// An acquirer's payment applies once: the outcome closes its session.
+			if err := t.lockOpenCardSession(ctx, res.Reference, c.ID); err != nil {
+				return err
+			}
+		}
 		m, err := t.merchant(ctx, c.MerchantID)
 		if err != nil {
 			return err
 		}
-		if p, err = payd.ApplyCardResult(m, c, res, now); err != nil {
+		var reversal *payd.RailsOrder
+		if p, reversal, err = payd.ApplyCardResult(m, c, res, now); err != nil {
 			return err
 		}
-		if p.Failed {
-			if err := t.cancelCheckoutQR(ctx, c, now); err != nil {
+		if res.Hosted() {
+			outcome := "declined"
+			switch {
+			case reversal != nil:
+				outcome = "reversed"
+			case p != nil && !p.Failed:
+				outcome = "approved"
+			}
+			if err := t.closeCardSession(ctx, res.Reference, outcome, now); err != nil {
+				return err
+			}
+		}
+		if reversal != nil {
+			queued = true
+			return t.insertOrder(ctx, reversal)
+		}
+		if p == nil {
+			return nil
+		}
+		// The checkout's QR can no longer be paid: declined, or paid by card.
+		if err := t.cancelCheckoutQR(ctx, c, now); err != nil {
+			return err
+		}
+		if p.ReferenceNumber != "" {
+			// The acquirer's RRN is the payment's reference unless another
+			// payment has it already (references are unique): then payd
+			// draws one, and the RRN stays findable through the acquirer.
+			var one int
+			switch err := t.queryRow(ctx, "SELECT 1 FROM payments WHERE reference_number = ?", p.ReferenceNumber).Scan(&one); {
+			case err == nil:
+				p.ReferenceNumber = ""
+			case !errors.Is(err, sql.ErrNoRows):
 				return err
 			}
 		}
@@ -212,7 +249,7 @@ func (s *Store) CardPaid(ctx context.Context, id string, res payd.CardResult, no
 			return err
 		}
 		cb := payd.CheckoutCallback(m, c, p, now)
-		queued = cb != nil
+		queued = queued || cb != nil
 		return t.insertCallbacks(ctx, cb)
 	})
 	if err != nil {
@@ -294,6 +331,23 @@ func (s *Store) settleRefund(ctx context.Context, id string, outcome payd.Refund
 	queued := false
 	err := s.inTx(ctx, func(t *tx) error {
 		var err error
+		rf, queued, err = t.settleRefund(ctx, id, outcome, now, apply)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if queued {
+		s.queued()
+	}
+	return rf, nil
+}
+
+// settleRefund is SettleRefund in the transaction t; queued reports a
+// callback written.
+func (t *tx) settleRefund(ctx context.Context, id string, outcome payd.RefundStatus, now time.Time, apply refundRule) (rf *payd.Refund, queued bool, err error) {
+	s := t.s
+	err = func() error {
 		if rf, err = scanRefund(t.queryRow(ctx, "SELECT "+refundCols+" FROM refunds WHERE id = ?"+s.forUpdate(), id)); err != nil {
 			return err
 		}
@@ -348,14 +402,8 @@ func (s *Store) settleRefund(ctx context.Context, id string, outcome payd.Refund
 		}
 		queued = st.Callback != nil
 		return t.insertCallbacks(ctx, st.Callback)
-	})
-	if err != nil {
-		return nil, err
-	}
-	if queued {
-		s.queued()
-	}
-	return rf, nil
+	}()
+	return rf, queued, err
 }
 
 // DueRefunds lists up to limit unsettled refunds whose processing time

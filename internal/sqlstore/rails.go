@@ -76,7 +76,13 @@ func (s *Store) ClaimOrders(ctx context.Context, owner string, now time.Time, le
 // OrderDelivered records that the network took an order sent under owner's
 // lease, and applies what that means: a refund's return taken makes the
 // refund Requested. It returns payd.ErrConflict when the lease was lost.
-func (s *Store) OrderDelivered(ctx context.Context, o *payd.RailsOrder, owner string, now time.Time) error {
+func (s *Store) OrderDelivered(ctx context.Context, o *payd.RailsOrder, taken payd.Taken, owner string, now time.Time) error {
+	settled := false
+	defer func() {
+		if settled {
+			s.queued()
+		}
+	}()
 	return s.inTx(ctx, func(t *tx) error {
 		res, err := t.exec(ctx, `UPDATE rails_orders SET state = 'delivered', attempts = attempts + 1, delivered_at = ?,
 			last_error = NULL, lease_owner = NULL, lease_until = NULL WHERE id = ? AND lease_owner = ? AND state = 'pending'`,
@@ -87,10 +93,19 @@ func (s *Store) OrderDelivered(ctx context.Context, o *payd.RailsOrder, owner st
 		if n, _ := res.RowsAffected(); n != 1 {
 			return payd.ErrConflict
 		}
-		if o.Kind == payd.OrderRefund {
-			return t.refundTaken(ctx, o.ObjectID, now)
+		if !o.Kind.RefundKind() {
+			return nil
 		}
-		return nil
+		if err := t.refundTaken(ctx, o.ObjectID, now); err != nil {
+			return err
+		}
+		if taken.Refund == "" {
+			return nil
+		}
+		// The network answered the refund at once (a card acquirer).
+		_, queued, err := t.settleRefund(ctx, o.ObjectID, taken.Refund, now, payd.ApplyReturnOutcome)
+		settled = queued
+		return err
 	})
 }
 
@@ -164,6 +179,9 @@ func (o onceLedger) RejectRTP(ctx context.Context, merchantID, rtpID string, now
 }
 func (o onceLedger) CardPaid(ctx context.Context, checkoutID string, res payd.CardResult, now time.Time) (*payd.Checkout, *payd.Payment, error) {
 	return o.s.CardPaid(o.ctx(ctx), checkoutID, res, now)
+}
+func (o onceLedger) CloseCardSession(ctx context.Context, sessionID, outcome string, now time.Time) error {
+	return o.s.CloseCardSession(o.ctx(ctx), sessionID, outcome, now)
 }
 func (o onceLedger) RefundTaken(ctx context.Context, refundID string, now time.Time) error {
 	return o.s.RefundTaken(o.ctx(ctx), refundID, now)

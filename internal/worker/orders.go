@@ -43,11 +43,11 @@ func (o *Orders) RunOnce(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	for _, ord := range orders {
-		err := o.Rails.Deliver(ctx, ord)
+		taken, err := o.Rails.Deliver(ctx, ord)
 		now := o.Clock.Now()
 		rctx := context.WithoutCancel(ctx)
 		if err == nil {
-			err = o.Store.OrderDelivered(rctx, ord, o.Owner, now)
+			err = o.Store.OrderDelivered(rctx, ord, taken, o.Owner, now)
 		} else {
 			o.Log.Info("rails order not taken", "order_id", ord.ID, "kind", ord.Kind, "attempt", ord.Attempts+1, "err", err)
 			err = o.Store.OrderFailed(rctx, ord, o.Owner, err.Error(), now.Add(orderDelay(ord.Attempts+1)))

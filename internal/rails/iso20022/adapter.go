@@ -68,7 +68,11 @@ var _ payd.Rails = (*Rails)(nil)
 // taken it when it answers 2xx. The message is rendered from the order
 // alone, so every attempt sends the same bytes (only the signature's
 // timestamp is fresh).
-func (r *Rails) Deliver(ctx context.Context, o *payd.RailsOrder) error {
+func (r *Rails) Deliver(ctx context.Context, o *payd.RailsOrder) (payd.Taken, error) {
+	return payd.Taken{}, r.deliver(ctx, o)
+}
+
+func (r *Rails) deliver(ctx context.Context, o *payd.RailsOrder) error {
 	body, err := Render(o, r.BIC)
 	if err != nil {
 		return err
