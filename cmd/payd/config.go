@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"payd/internal/acquirer/maibecomm"
 	"payd/internal/worker"
 )
 
@@ -47,6 +48,11 @@ type config struct {
 	RailsURL         string
 	RailsKey         string
 	RailsBIC         string
+	CardAcquirer     string // "" (no cards in production) or maib-ecomm
+	AcquirerURL      string
+	AcquirerProject  string
+	AcquirerSecret   string
+	AcquirerSignKey  string
 	CallbackAllow    []netip.Prefix
 	TrustedProxies   []netip.Prefix
 }
@@ -149,6 +155,17 @@ var settings = []setting{
 		c.RailsBIC = v
 		return nil
 	}},
+	{"card-acquirer", "PAYD_CARD_ACQUIRER", "", "production's card acquirer, whose own page takes the card: maib-ecomm (default: none, checkouts offer MIA QR only)", func(c *config, v string) error {
+		if v != "" && v != maibecomm.Name {
+			return fmt.Errorf("%q: the card acquirer must be %s (or unset: no cards)", v, maibecomm.Name)
+		}
+		c.CardAcquirer = v
+		return nil
+	}},
+	{"acquirer-url", "PAYD_ACQUIRER_URL", "", "the acquirer API's base URL, e.g. https://api.maibmerchants.md", func(c *config, v string) error { c.AcquirerURL = v; return nil }},
+	{"acquirer-project-id", "PAYD_ACQUIRER_PROJECT_ID", "", "the acquirer project's id", func(c *config, v string) error { c.AcquirerProject = v; return nil }},
+	{"acquirer-project-secret", "PAYD_ACQUIRER_PROJECT_SECRET", "", "the acquirer project's secret", func(c *config, v string) error { c.AcquirerSecret = v; return nil }},
+	{"acquirer-signature-key", "PAYD_ACQUIRER_SIGNATURE_KEY", "", "the key verifying the acquirer's callbacks", func(c *config, v string) error { c.AcquirerSignKey = v; return nil }},
 	{"instance", "PAYD_INSTANCE", "", "this instance's name in leases (default host:pid)", func(c *config, v string) error { c.Instance = v; return nil }},
 }
 
@@ -214,7 +231,7 @@ func intSetting(field func(*config) *int) func(*config, string) error {
 // secrets are the settings that hold a secret. Each can also be read from a
 // file (flag NAME-file, variable PAYD_…_FILE), so that it need not appear in
 // the process list or the environment.
-var secrets = map[string]bool{"secret-key": true, "rails-key": true}
+var secrets = map[string]bool{"secret-key": true, "rails-key": true, "acquirer-project-secret": true, "acquirer-signature-key": true}
 
 // errHelp: the user asked for a command's help, which was printed.
 var errHelp = errors.New("help")
@@ -307,6 +324,9 @@ func loadConfig(name string, args []string, getenv func(string) string, out io.W
 // simulated network only in sandbox mode, a real one in production. serve
 // checks it; operator commands that only touch the database do not.
 func (c *config) checkRails() error {
+	if err := c.checkAcquirer(); err != nil {
+		return err
+	}
 	if c.sandbox() {
 		if c.Rails == "iso20022" {
 			return fmt.Errorf("PAYD_RAILS: sandbox mode uses the sandbox rails only; iso20022 needs PAYD_MODE=production")
@@ -355,3 +375,26 @@ var userinfoRE = regexp.MustCompile(`(://[^:/@\s]*):[^@/\s]*@`)
 // redact hides the password of every URL in s (user info "user:secret@"
 // becomes "user:xxxxx@"), for anything payd prints or logs.
 func redact(s string) string { return userinfoRE.ReplaceAllString(s, "$1:xxxxx@") }
+
+// checkAcquirer enforces the card acquirer's settings: production only
+// (the sandbox takes its test cards on its own form), with its URL,
+// project and keys.
+func (c *config) checkAcquirer() error {
+	if c.CardAcquirer == "" {
+		return nil
+	}
+	if c.sandbox() {
+		return fmt.Errorf("PAYD_CARD_ACQUIRER: the sandbox takes its test cards on its own form; an acquirer needs PAYD_MODE=production")
+	}
+	u, err := url.Parse(c.AcquirerURL)
+	if c.AcquirerURL == "" || err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return fmt.Errorf("PAYD_ACQUIRER_URL: the acquirer API's http(s) base URL is required with PAYD_CARD_ACQUIRER=%s", c.CardAcquirer)
+	}
+	for env, v := range map[string]string{"PAYD_ACQUIRER_PROJECT_ID": c.AcquirerProject, "PAYD_ACQUIRER_PROJECT_SECRET": c.AcquirerSecret,
+		"PAYD_ACQUIRER_SIGNATURE_KEY": c.AcquirerSignKey} {
+		if v == "" {
+			return fmt.Errorf("%s is required with PAYD_CARD_ACQUIRER=%s", env, c.CardAcquirer)
+		}
+	}
+	return nil
+}

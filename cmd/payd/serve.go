@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"payd"
+	"payd/internal/acquirer/maibecomm"
 	"payd/internal/httpapi"
 	"payd/internal/rails/iso20022"
 	"payd/internal/rails/sandbox"
@@ -136,7 +137,18 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if c.Rails == "sandbox" {
 		payer = sandbox.New(store)
 	}
-	pages := web.New(web.Config{Sandbox: c.sandbox(), PublicURL: c.PublicURL, Payer: payer}, store, clock, log)
+	// Production's card acquirer, whose own page takes the card; none:
+	// checkouts offer MIA QR only.
+	var acquirer *maibecomm.Client
+	if c.CardAcquirer == maibecomm.Name {
+		acquirer = &maibecomm.Client{URL: c.AcquirerURL, ProjectID: c.AcquirerProject, ProjectSecret: c.AcquirerSecret,
+			SignatureKey: c.AcquirerSignKey, Clock: clock, HTTP: &http.Client{Timeout: 15 * time.Second}}
+	}
+	webCfg := web.Config{Sandbox: c.sandbox(), PublicURL: c.PublicURL, Payer: payer}
+	if acquirer != nil {
+		webCfg.Gateway, webCfg.CardCallbackURL = acquirer, strings.TrimRight(c.PublicURL, "/")+maibecomm.CallbackPath
+	}
+	pages := web.New(webCfg, store, clock, log)
 	api := httpapi.New(httpapi.Config{
 		Sandbox: c.sandbox(), PublicURL: c.PublicURL, TokenTTL: c.TokenTTL, MaxBodyBytes: c.MaxBodyBytes,
 		AllowHTTPURLs: c.AllowHTTPURLs, TokenRateClient: c.TokenRateClient, TokenRateAddr: c.TokenRateAddr,
@@ -192,11 +204,18 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		loop("refunds", worker.RefundInterval, refundsWake, 100, (&sandbox.Refunds{Store: store, Ledger: store, Clock: clock}).RunOnce)
 		loop("rtp-auto", worker.AutoInterval, nil, 100, (&sandbox.Decisions{Store: store, Payer: payer, Clock: clock, Log: log}).RunOnce)
 	case "iso20022":
-		rails := &iso20022.Rails{URL: c.RailsURL, Key: c.RailsKey, BIC: c.RailsBIC, Clock: clock}
+		var out payd.Rails = &iso20022.Rails{URL: c.RailsURL, Key: c.RailsKey, BIC: c.RailsBIC, Clock: clock}
+		if acquirer != nil {
+			out = ordersTo{rails: out, cards: acquirer}
+		}
 		loop("rails-orders", worker.RefundInterval, refundsWake, 32, (&worker.Orders{
-			Store: store, Rails: rails, Clock: clock, Log: log, Owner: instance, Lease: c.CallbackLease,
+			Store: store, Rails: out, Clock: clock, Log: log, Owner: instance, Lease: c.CallbackLease,
 		}).RunOnce)
 		api.Mount("POST /rails/iso20022", &iso20022.Inbound{Ledger: store, Inbox: store, Key: c.RailsKey, BIC: c.RailsBIC, Clock: clock, Log: log})
+	}
+	if acquirer != nil {
+		api.Mount("POST "+maibecomm.CallbackPath, &maibecomm.Callback{Client: acquirer, Ledger: store, Clock: clock, Log: log})
+		loop("cards", worker.CardInterval, nil, 32, (&worker.Cards{Store: store, Gateway: acquirer, Clock: clock, Log: log}).RunOnce)
 	}
 
 	loop("gauges", httpapi.GaugeInterval, nil, 0, api.RefreshGauges)
@@ -312,4 +331,17 @@ func servePprof(ctx context.Context, addr string, log *slog.Logger) error {
 		}
 	}()
 	return nil
+}
+
+// ordersTo hands each order of the outbox to the network it is for: a
+// card order to the card acquirer, every other to the payment rails.
+type ordersTo struct {
+	rails, cards payd.Rails
+}
+
+func (o ordersTo) Deliver(ctx context.Context, ord *payd.RailsOrder) (payd.Taken, error) {
+	if ord.Kind == payd.OrderCardRefund || ord.Kind == payd.OrderCardReverse {
+		return o.cards.Deliver(ctx, ord)
+	}
+	return o.rails.Deliver(ctx, ord)
 }

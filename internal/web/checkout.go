@@ -1,12 +1,15 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"payd"
+	"payd/internal/sqlstore"
 )
 
 type checkoutView struct {
@@ -19,9 +22,17 @@ type checkoutView struct {
 	OffersCard bool
 	ShowQR     bool
 	ShowCard   bool
-	Card       map[string]string
-	Refresh    bool
+	// CardPage: the card is taken on the acquirer's own page (production).
+	CardPage bool
+	// CardPending: the payer came back from the acquirer's page and its
+	// outcome is not known yet.
+	CardPending bool
+	Card        map[string]string
+	Refresh     bool
 }
+
+// offersCard reports whether a card acquirer is configured.
+func (p *Pages) offersCard() bool { return p.cards != nil || p.gateway != nil }
 
 func (p *Pages) checkoutURL(id string) string { return p.cfg.PublicURL + "/checkout/" + id }
 
@@ -96,10 +107,13 @@ func (p *Pages) renderCheckout(w http.ResponseWriter, r *http.Request, status in
 	}
 	live := !c.Status.Terminal()
 	v := checkoutView{
-		C: c, Merchant: m.Name, Status: messages[lang]["checkout."+string(c.Status)], OffersQR: m.Active && c.OffersQR(), OffersCard: m.Active && p.cards != nil,
+		C: c, Merchant: m.Name, Status: messages[lang]["checkout."+string(c.Status)], OffersQR: m.Active && c.OffersQR(), OffersCard: m.Active && p.offersCard(), CardPage: p.gateway != nil,
 		ShowQR: live && m.Active && c.Method == payd.MethodMiaQr, ShowCard: live && m.Active && c.Method == payd.MethodCard, Card: card,
 	}
-	v.Refresh = v.ShowQR
+	if v.ShowCard && v.CardPage && r.URL.Query().Get("card") == "pending" {
+		v.CardPending = true
+	}
+	v.Refresh = v.ShowQR || v.CardPending
 	if v.Card == nil {
 		v.Card = map[string]string{}
 	}
@@ -122,7 +136,7 @@ func (p *Pages) checkoutMethod(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := p.checkoutTime(r.Context(), id)
-	c, err := p.store.SelectCheckoutMethod(r.Context(), id, r.PostForm.Get("method"), p.cards != nil, p.checkoutURL(id), now)
+	c, err := p.store.SelectCheckoutMethod(r.Context(), id, r.PostForm.Get("method"), p.offersCard(), p.checkoutURL(id), now)
 	if err != nil {
 		p.checkoutError(w, r, id, err)
 		return
@@ -161,6 +175,10 @@ func (p *Pages) checkoutError(w http.ResponseWriter, r *http.Request, id string,
 // checkoutCard is POST /checkout/{id}/card: the card form, answered by the
 // configured acquirer; without one (production, for now) it is not served.
 func (p *Pages) checkoutCard(w http.ResponseWriter, r *http.Request) {
+	if p.gateway != nil {
+		p.checkoutCardPage(w, r)
+		return
+	}
 	if p.cards == nil {
 		p.notFound(w, r)
 		return
@@ -209,4 +227,114 @@ func (p *Pages) checkoutCard(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.renderCheckout(w, r, http.StatusOK, c, "", nil)
+}
+
+// cardClaimLease is how long a request creating the acquirer's payment
+// holds the checkout's card session before another may take it over.
+const cardClaimLease = 30 * time.Second
+
+// checkoutCardPage is POST /checkout/{id}/card with a production acquirer:
+// it creates the acquirer's payment for the checkout once (a reload or a
+// second click reuses it, or waits for the request creating it) and sends
+// the payer to the acquirer's page. Nothing is decided here.
+func (p *Pages) checkoutCardPage(w http.ResponseWriter, r *http.Request) {
+	id, ok := p.loadCheckout(w, r)
+	if !ok {
+		return
+	}
+	if err := checkForm(r); err != nil {
+		p.plain(w, http.StatusForbidden, "Forbidden.")
+		return
+	}
+	now := p.checkoutTime(r.Context(), id)
+	c, err := p.store.Checkout(r.Context(), "", id, now)
+	if err != nil {
+		p.notFound(w, r)
+		return
+	}
+	if c.Status != payd.CheckoutMethodSelected || c.Method != payd.MethodCard {
+		p.renderCheckout(w, r, http.StatusConflict, c, messages[checkoutLang(r, c)]["checkout.conflict"], nil)
+		return
+	}
+	unavailable := func(err error) {
+		p.log.Warn("card payment could not be started", "checkout_id", id, "err", err)
+		p.renderCheckout(w, r, http.StatusServiceUnavailable, c, messages[checkoutLang(r, c)]["checkout.cardUnavailable"], nil)
+	}
+	// Another request may be creating it: wait for its page a little.
+	var claim sqlstore.CardClaim
+	for wait := 0; ; wait++ {
+		if claim, err = p.store.ClaimCardSession(r.Context(), id, c.MerchantID, p.clock.Now(), cardClaimLease); err != nil {
+			unavailable(err)
+			return
+		}
+		if claim.URL != "" || claim.Mine {
+			break
+		}
+		if wait == 50 {
+			unavailable(errors.New("another request is still creating the acquirer's payment"))
+			return
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	if claim.URL != "" {
+		http.Redirect(w, r, claim.URL, http.StatusSeeOther)
+		return
+	}
+	back := p.checkoutURL(id) + "/card/return"
+	sess, err := p.gateway.StartCard(r.Context(), c, payd.CardStart{
+		ClientIP: payd.ClientAddrOf(r.Context()), Language: checkoutLang(r, c),
+		OkURL: back, FailURL: back, CallbackURL: p.cfg.CardCallbackURL,
+	})
+	if err != nil {
+		p.store.DropCardSession(context.WithoutCancel(r.Context()), claim.ID)
+		unavailable(err)
+		return
+	}
+	// Only a payment payd has recorded may take the payer's money.
+	if err := p.store.OpenCardSession(context.WithoutCancel(r.Context()), claim.ID, sess, p.clock.Now()); err != nil {
+		unavailable(err)
+		return
+	}
+	http.Redirect(w, r, sess.URL, http.StatusSeeOther)
+}
+
+// checkoutCardReturn is where the acquirer's page sends the payer back
+// (okUrl and failUrl alike). What the URL says is not trusted: payd asks
+// the acquirer about the checkout's open session, applies a final outcome
+// (as the callback would), and shows the checkout, which waits for the
+// outcome while there is none.
+func (p *Pages) checkoutCardReturn(w http.ResponseWriter, r *http.Request) {
+	id, ok := p.loadCheckout(w, r)
+	if !ok {
+		return
+	}
+	if p.gateway == nil {
+		p.notFound(w, r)
+		return
+	}
+	pending := ""
+	if sid, err := p.store.OpenCardSessionOf(r.Context(), id); err == nil && sid != "" {
+		o, err := p.gateway.CardStatus(r.Context(), sid)
+		switch {
+		case err != nil:
+			p.log.Info("card return: the acquirer could not be asked; the poller will", "checkout_id", id, "err", err)
+			pending = "card=pending"
+		case !o.Final():
+			pending = "card=pending"
+		default:
+			if err := payd.ApplyCardOutcome(context.WithoutCancel(r.Context()), p.store, id, o, p.checkoutTime(r.Context(), id)); err != nil {
+				p.log.Info("card return: outcome not applied; the poller will", "checkout_id", id, "err", err)
+				pending = "card=pending"
+			}
+		}
+	}
+	u := "/checkout/" + id
+	if q := strings.TrimPrefix(langQuery(r), "?"); q != "" || pending != "" {
+		u += "?" + strings.Trim(q+"&"+pending, "&")
+	}
+	http.Redirect(w, r, u, http.StatusSeeOther)
 }

@@ -6,7 +6,9 @@ var languages = []string{"ro", "ru", "en"}
 // messages are the pages' texts by language.
 var messages = map[string]map[string]string{
 	"ro": {
-		"checkout.title": "Plată", "checkout.order": "Comanda", "checkout.delivery": "Livrare", "checkout.method": "Alegeți metoda de plată",
+		"checkout.cardRedirect": "Veți introduce datele cardului pe pagina securizată a băncii.", "checkout.cardUnavailable": "Plata cu cardul nu este disponibilă acum. Încercați din nou sau plătiți prin QR.",
+		"checkout.cardPending": "Verificăm plata cu cardul la bancă. Pagina se actualizează singură.",
+		"checkout.title":       "Plată", "checkout.order": "Comanda", "checkout.delivery": "Livrare", "checkout.method": "Alegeți metoda de plată",
 		"checkout.qr": "Plată instantă (QR)", "checkout.card": "Card bancar", "checkout.scan": "Scanați codul QR în aplicația băncii.",
 		"checkout.simulateQr": "Simulează plata QR", "checkout.cardNumber": "Numărul cardului", "checkout.expiry": "Valabil până la (LL/AA)",
 		"checkout.holder": "Titularul cardului", "checkout.pay": "Plătește", "checkout.badCard": "Datele cardului nu sunt valide.",
@@ -27,7 +29,9 @@ var messages = map[string]map[string]string{
 		"status.Rejected": "Respinsă", "status.Expired": "Expirată", "status.Cancelled": "Anulată", "status.Refunded": "Rambursată",
 	},
 	"ru": {
-		"checkout.title": "Оплата", "checkout.order": "Заказ", "checkout.delivery": "Доставка", "checkout.method": "Выберите способ оплаты",
+		"checkout.cardRedirect": "Данные карты вы введёте на защищённой странице банка.", "checkout.cardUnavailable": "Оплата картой сейчас недоступна. Попробуйте ещё раз или оплатите по QR.",
+		"checkout.cardPending": "Проверяем оплату картой в банке. Страница обновится сама.",
+		"checkout.title":       "Оплата", "checkout.order": "Заказ", "checkout.delivery": "Доставка", "checkout.method": "Выберите способ оплаты",
 		"checkout.qr": "Мгновенный платёж (QR)", "checkout.card": "Банковская карта", "checkout.scan": "Отсканируйте QR-код в приложении банка.",
 		"checkout.simulateQr": "Симулировать оплату QR", "checkout.cardNumber": "Номер карты", "checkout.expiry": "Срок действия (ММ/ГГ)",
 		"checkout.holder": "Владелец карты", "checkout.pay": "Оплатить", "checkout.badCard": "Данные карты неверны.",
@@ -48,7 +52,9 @@ var messages = map[string]map[string]string{
 		"status.Rejected": "Отклонён", "status.Expired": "Истёк", "status.Cancelled": "Отменён", "status.Refunded": "Возвращён",
 	},
 	"en": {
-		"checkout.title": "Payment", "checkout.order": "Order", "checkout.delivery": "Delivery", "checkout.method": "Choose how to pay",
+		"checkout.cardRedirect": "You will enter your card details on the bank's secure page.", "checkout.cardUnavailable": "Card payment is not available right now. Try again, or pay by QR.",
+		"checkout.cardPending": "We are checking your card payment with the bank. This page refreshes by itself.",
+		"checkout.title":       "Payment", "checkout.order": "Order", "checkout.delivery": "Delivery", "checkout.method": "Choose how to pay",
 		"checkout.qr": "Instant payment (QR)", "checkout.card": "Bank card", "checkout.scan": "Scan the QR code in your bank app.",
 		"checkout.simulateQr": "Simulate the QR payment", "checkout.cardNumber": "Card number", "checkout.expiry": "Expiry (MM/YY)",
 		"checkout.holder": "Card holder", "checkout.pay": "Pay", "checkout.badCard": "The card details are not valid.",

@@ -33,6 +33,11 @@ type Config struct {
 	// Payer is the sandbox's simulated network behind the simulator forms
 	// (sandbox mode only; one is made when it is not given).
 	Payer *sandbox.Payer
+	// Gateway is the production card acquirer, whose own page takes the
+	// card (nil: no cards in production); CardCallbackURL is where it
+	// posts its outcomes.
+	Gateway         payd.CardGateway
+	CardCallbackURL string
 }
 
 // Pages is the hosted pages' handler.
@@ -44,11 +49,13 @@ type Pages struct {
 	// cards authorizes card payments; nil when no acquirer is configured,
 	// and then Card is not offered (production, for now).
 	cards payd.CardAcquirer
-	store *sqlstore.Store
-	clock payd.Clock
-	log   *slog.Logger
-	tmpl  *template.Template
-	mux   *http.ServeMux
+	// gateway is a production acquirer with its own card page.
+	gateway payd.CardGateway
+	store   *sqlstore.Store
+	clock   payd.Clock
+	log     *slog.Logger
+	tmpl    *template.Template
+	mux     *http.ServeMux
 }
 
 // New builds the pages.
@@ -59,6 +66,8 @@ func New(cfg Config, store *sqlstore.Store, clock payd.Clock, log *slog.Logger) 
 			p.payer = sandbox.New(store)
 		}
 		p.cards = p.payer.Cards
+	} else {
+		p.gateway = cfg.Gateway
 	}
 	p.tmpl = template.Must(template.New("").Funcs(template.FuncMap{
 		"money": func(m payd.Money) string { return m.String() },
@@ -85,6 +94,7 @@ func New(cfg Config, store *sqlstore.Store, clock payd.Clock, log *slog.Logger) 
 	p.mux.HandleFunc("GET /checkout/{id}", p.checkoutPage)
 	p.mux.HandleFunc("POST /checkout/{id}/method", p.checkoutMethod)
 	p.mux.HandleFunc("POST /checkout/{id}/card", p.checkoutCard)
+	p.mux.HandleFunc("GET /checkout/{id}/card/return", p.checkoutCardReturn)
 	p.mux.HandleFunc("/", p.notFound)
 	return p
 }
