@@ -59,8 +59,7 @@ func newBank(paydURL, key, bic string) *bank {
 	return &bank{paydURL: paydURL, key: key, bic: bic, client: &http.Client{Timeout: 10 * time.Second}, byID: map[string]*message{}}
 }
 
-func (b *bank) routes() http.Handler {
-	mux := http.NewServeMux()
+func (b *bank) routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /iso20022", b.receive)
 	mux.HandleFunc("GET /messages", b.list)
 	mux.HandleFunc("GET /sent", b.listSent)
@@ -84,8 +83,6 @@ func (b *bank) routes() http.Handler {
 		b.mu.Unlock()
 		writeJSON(w, 200, map[string]any{"duplicates": on})
 	})
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, map[string]any{"ok": true}) })
-	return mux
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

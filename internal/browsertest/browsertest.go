@@ -14,7 +14,7 @@ import (
 
 // Context starts a browser for t. Without Chromium the test skips, except
 // under CI, where .ci/run installs it and it must run.
-func Context(t *testing.T) context.Context {
+func Context(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	path, err := exec.LookPath("chromium")
 	if err != nil {
@@ -29,6 +29,7 @@ func Context(t *testing.T) context.Context {
 		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true), chromedp.Flag("no-first-run", true),
 		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1000, 1200),
 	)
+	opts = append(opts, extra...)
 	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	t.Cleanup(cancel)
 	ctx, cancel2 := chromedp.NewContext(actx)
