@@ -27,6 +27,7 @@ type message struct {
 	Currency     string    `json:"currency"`
 	Creditor     string    `json:"creditor,omitempty"`
 	CreditorIBAN string    `json:"creditorIban,omitempty"`
+	EndToEndID   string    `json:"endToEndId,omitempty"` // a pacs.004's original credit's
 	ReceivedAt   time.Time `json:"receivedAt"`
 	Copies       int       `json:"copies"` // how many times payd sent it
 	Body         string    `json:"body"`
@@ -44,6 +45,9 @@ type bank struct {
 	downUntil  time.Time
 	down       bool
 	duplicates bool
+	bookings   []*booking      // what the bank booked on its customers' accounts
+	accounts   map[string]bool // the merchants' accounts it knows
+	stmtSeq    int
 }
 
 // exchange is a message payd-bank sent and what payd answered.
@@ -56,7 +60,8 @@ type exchange struct {
 }
 
 func newBank(paydURL, key, bic string) *bank {
-	return &bank{paydURL: paydURL, key: key, bic: bic, client: &http.Client{Timeout: 10 * time.Second}, byID: map[string]*message{}}
+	return &bank{paydURL: paydURL, key: key, bic: bic, client: &http.Client{Timeout: 10 * time.Second}, byID: map[string]*message{},
+		accounts: map[string]bool{}}
 }
 
 func (b *bank) routes(mux *http.ServeMux) {
@@ -70,6 +75,9 @@ func (b *bank) routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /refund/{id}/settle", b.refundStatus)
 	mux.HandleFunc("POST /refund/{id}/reject", b.refundStatus)
 	mux.HandleFunc("POST /down", b.goDown)
+	mux.HandleFunc("GET /bookings", b.listBookings)
+	mux.HandleFunc("GET /statements", b.getStatement)
+	mux.HandleFunc("POST /statements/send", b.sendStatement)
 	mux.HandleFunc("POST /up", func(w http.ResponseWriter, r *http.Request) {
 		b.mu.Lock()
 		b.down, b.downUntil = false, time.Time{}
@@ -118,6 +126,9 @@ func (b *bank) receive(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b.mu.Lock()
+	if m.CreditorIBAN != "" {
+		b.accounts[m.CreditorIBAN] = true
+	}
 	if old := b.byID[m.MsgID]; old != nil {
 		old.Copies++ // a redelivery: the network deduplicates by MsgId
 	} else {
@@ -162,7 +173,7 @@ func parse(body []byte) (*message, error) {
 		}
 		tx := x.Msg.Tx
 		m.Kind, m.MsgID, m.ObjectID = "pacs.004", x.Msg.GrpHdr.MsgID, hyphenate(tx.RtrID)
-		m.Amount, m.Currency = tx.RtrdAmt.Value, tx.RtrdAmt.Ccy
+		m.Amount, m.Currency, m.EndToEndID = tx.RtrdAmt.Value, tx.RtrdAmt.Ccy, tx.OrgnlEndToEndID
 		if ref := tx.OrgnlTxRef; ref != nil {
 			if ref.Cdtr != nil && ref.Cdtr.Pty != nil {
 				m.Creditor = ref.Cdtr.Pty.Name
@@ -370,6 +381,14 @@ type creditOrder struct {
 	CreditorIBAN      string `json:"creditorIban"`      // the account paid (the QR's merchant's)
 	Creditor          string `json:"creditor"`          // its holder's name
 	NoCreditorAccount bool   `json:"noCreditorAccount"` // leave CdtrAcct out
+	// How the bank books it (statements.go): the money booked but the
+	// pacs.008 never sent (dropMessage), sent but never booked (unbooked),
+	// booked at another amount, twice, or on another date.
+	DropMessage  bool   `json:"dropMessage"`
+	Unbooked     bool   `json:"unbooked"`
+	BookedAmount string `json:"bookedAmount"`
+	BookTwice    bool   `json:"bookTwice"`
+	BookOn       string `json:"bookOn"`
 }
 
 func (b *bank) pay(w http.ResponseWriter, r *http.Request) {
@@ -404,6 +423,12 @@ func (b *bank) credit(w http.ResponseWriter, o creditOrder) {
 	if !o.NoCreditorAccount {
 		tx.CdtrAcct = iso20022.IBAN(o.CreditorIBAN)
 	}
+	if o.DropMessage {
+		// The money reached the account; payd never hears of it.
+		b.bookCredit(o, txID)
+		writeJSON(w, 200, map[string]any{"status": "BOOKED", "dropped": true, "txId": txID})
+		return
+	}
 	status, body, err := b.send("pacs.008", &iso20022.Pacs008{Msg: iso20022.Pacs008Msg{
 		GrpHdr: iso20022.GroupHeader{MsgID: newMsgID(), CreDtTm: now(), NbOfTxs: "1", SttlmInf: iso20022.Clearing(),
 			InstgAgt: iso20022.AgentBIC(b.bic)},
@@ -417,6 +442,9 @@ func (b *bank) credit(w http.ResponseWriter, o creditOrder) {
 	if status != 200 || xml.Unmarshal(body, &ans) != nil || len(ans.Rpt.Txs) != 1 {
 		writeJSON(w, 502, map[string]any{"error": "payd answered " + strconv.Itoa(status), "body": string(body)})
 		return
+	}
+	if ans.Rpt.Txs[0].TxSts == iso20022.StatusCredited && !o.Unbooked {
+		b.bookCredit(o, txID)
 	}
 	writeJSON(w, 200, map[string]any{"status": ans.Rpt.Txs[0].TxSts, "reason": ans.Rpt.Txs[0].ReasonCode(), "txId": txID, "answer": string(body)})
 }
@@ -450,6 +478,9 @@ func (b *bank) refundStatus(w http.ResponseWriter, r *http.Request) {
 	if err != nil || status != 200 {
 		writeJSON(w, 502, map[string]any{"error": fmt.Sprint("pacs.002: ", status, " ", err)})
 		return
+	}
+	if st == iso20022.StatusSettled && ret != nil {
+		b.bookReturn(ret)
 	}
 	writeJSON(w, 200, map[string]any{"status": st, "paydAnswer": string(body)})
 }

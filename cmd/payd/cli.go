@@ -39,11 +39,15 @@ var commands = []command{
 		"PAYD_SECRET_KEY_FILE=new.key payd keys rotate --old-key-file old.key", []string{"database-url", "secret-key-file"}},
 	{"backup", "PATH", "a consistent copy of a SQLite database while it serves, with its key file (PostgreSQL: pg_dump)",
 		"payd backup /var/backups/payd-$(date +%F).db", []string{"database-url", "secret-key-file"}},
+	{"reconcile import", "FILE", "take a bank statement (camt.053 or camt.054 XML) and reconcile it; a statement taken before changes nothing",
+		"payd reconcile import statement-2026-11-25.xml", storeFlags},
+	{"reconcile report", "--date YYYY-MM-DD [--json]", "the reconciliation of a booking date: every entry's outcome, and what no statement booked",
+		"payd reconcile report --date 2026-11-25", storeFlags},
 	{"version", "", "print the version, commit and build time", "payd version", []string{}},
 }
 
 // groups are the commands that take a subcommand.
-var groups = []string{"merchant", "callbacks", "keys"}
+var groups = []string{"merchant", "callbacks", "keys", "reconcile"}
 
 func findCommand(name string) *command {
 	for i := range commands {

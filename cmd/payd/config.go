@@ -48,6 +48,7 @@ type config struct {
 	RailsURL         string
 	RailsKey         string
 	RailsBIC         string
+	OperatorToken    string
 	CardAcquirer     string // "" (no cards in production) or maib-ecomm
 	AcquirerURL      string
 	AcquirerProject  string
@@ -155,6 +156,13 @@ var settings = []setting{
 		c.RailsBIC = v
 		return nil
 	}},
+	{"operator-token", "PAYD_OPERATOR_TOKEN", "", "the operator's bearer token for the reconciliation report (at least 32 characters; unset: that report answers 401)", func(c *config, v string) error {
+		if v != "" && len(v) < 32 {
+			return fmt.Errorf("the operator token must be at least 32 characters (e.g. head -c 32 /dev/urandom | base64)")
+		}
+		c.OperatorToken = v
+		return nil
+	}},
 	{"card-acquirer", "PAYD_CARD_ACQUIRER", "", "production's card acquirer, whose own page takes the card: maib-ecomm (default: none, checkouts offer MIA QR only)", func(c *config, v string) error {
 		if v != "" && v != maibecomm.Name {
 			return fmt.Errorf("%q: the card acquirer must be %s (or unset: no cards)", v, maibecomm.Name)
@@ -231,7 +239,7 @@ func intSetting(field func(*config) *int) func(*config, string) error {
 // secrets are the settings that hold a secret. Each can also be read from a
 // file (flag NAME-file, variable PAYD_…_FILE), so that it need not appear in
 // the process list or the environment.
-var secrets = map[string]bool{"secret-key": true, "rails-key": true, "acquirer-project-secret": true, "acquirer-signature-key": true}
+var secrets = map[string]bool{"secret-key": true, "rails-key": true, "acquirer-project-secret": true, "acquirer-signature-key": true, "operator-token": true}
 
 // errHelp: the user asked for a command's help, which was printed.
 var errHelp = errors.New("help")

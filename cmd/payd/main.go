@@ -96,6 +96,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		err = callbacks(ctx, args, getenv, stdout, stderr)
 	case "backup":
 		err = backup(ctx, args, getenv, stdout, stderr)
+	case "reconcile":
+		err = reconcileCmd(ctx, args, getenv, stdout, stderr)
 	case "keys":
 		err = keysCmd(ctx, args, getenv, stdout, stderr)
 	case "version":

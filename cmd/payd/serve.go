@@ -154,6 +154,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		AllowHTTPURLs: c.AllowHTTPURLs, TokenRateClient: c.TokenRateClient, TokenRateAddr: c.TokenRateAddr,
 		RefundDelay: c.RefundDelay, CheckoutLife: c.CheckoutLife, Currencies: c.Currencies, Version: version,
 		MaxInFlight: c.MaxInFlight, QueueWait: c.QueueWait, AccessLog: access, TrustedProxies: c.TrustedProxies, Payer: payer,
+		OperatorToken: c.OperatorToken,
 	}, store, clock, log, pages)
 
 	srv := &http.Server{
@@ -211,7 +212,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		loop("rails-orders", worker.RefundInterval, refundsWake, 32, (&worker.Orders{
 			Store: store, Rails: out, Clock: clock, Log: log, Owner: instance, Lease: c.CallbackLease,
 		}).RunOnce)
-		api.Mount("POST /rails/iso20022", &iso20022.Inbound{Ledger: store, Inbox: store, Key: c.RailsKey, BIC: c.RailsBIC, Clock: clock, Log: log})
+		api.Mount("POST /rails/iso20022", &iso20022.Inbound{Ledger: store, Inbox: store, Statements: store, Key: c.RailsKey, BIC: c.RailsBIC, Clock: clock, Log: log})
 	}
 	if acquirer != nil {
 		api.Mount("POST "+maibecomm.CallbackPath, &maibecomm.Callback{Client: acquirer, Ledger: store, Clock: clock, Log: log})

@@ -57,6 +57,9 @@ type storeGauges struct {
 // GaugeInterval is how often RefreshGauges reads the database.
 const GaugeInterval = 5 * time.Second
 
+// ReconGaugeInterval is how often the reconciliation gauge is read again.
+var ReconGaugeInterval = time.Minute
+
 // registerStore adds the gauges read from the database.
 func (m *metrics) registerStore(store *sqlstore.Store, clock payd.Clock) {
 	add := func(read func(context.Context) ([]float64, error), names ...[2]string) {
@@ -81,6 +84,36 @@ func (m *metrics) registerStore(store *sqlstore.Store, clock payd.Clock) {
 		return []float64{float64(n), age.Seconds()}, err
 	}, [2]string{"payd_rails_orders_pending", "Rails orders (pain.013, camt.055, pacs.004) the network has not taken yet."},
 		[2]string{"payd_rails_orders_oldest_seconds", "Age of the oldest rails order the network has not taken yet."})
+	// What does not reconcile, over the last week's booking dates: read
+	// when this process took a statement, else at most once a minute (it
+	// counts what no statement booked).
+	recon := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "payd_reconciliation_unmatched",
+		Help: "Statement entries and payments that do not reconcile, by kind, over the last 7 booking dates (docs/reconciliation.md)."}, []string{"kind"})
+	m.reg.MustRegister(recon)
+	kinds := []string{payd.ReconMissingInPayd, payd.ReconMissingInBank, payd.ReconAmountMismatch, payd.ReconDuplicate}
+	var last []float64
+	var lastAt time.Time
+	var lastTaken int64
+	sg := storeGauges{read: func(ctx context.Context) ([]float64, error) {
+		now, taken := clock.Now(), store.StatementsTaken()
+		if last != nil && now.Sub(lastAt) < ReconGaugeInterval && taken == lastTaken {
+			return last, nil
+		}
+		u, err := store.ReconUnresolved(ctx, now.AddDate(0, 0, -7).UTC().Format(time.DateOnly))
+		if err != nil {
+			return nil, err
+		}
+		vals := make([]float64, len(kinds))
+		for i, k := range kinds {
+			vals[i] = float64(u[k])
+		}
+		last, lastAt, lastTaken = vals, now, taken
+		return vals, nil
+	}}
+	for _, k := range kinds {
+		sg.gauges = append(sg.gauges, recon.WithLabelValues(k))
+	}
+	m.gauges = append(m.gauges, sg)
 	if _, ok := store.WriterStats(); ok {
 		stat := func(name, help string, f func(sqlstore.WriterStats) float64) {
 			m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 {

@@ -47,6 +47,9 @@ func (s *Server) routes(pages, console http.Handler) {
 	m.Handle("POST /v2/mia/payments/{payId}/refund", s.api(areaPayments, authed, s.handleRefund)) // the Python client's path
 	m.Handle("GET /v2/payments/refunds/{id}", s.api(areaRefunds, authed, s.handleRefundGet))
 
+	m.Handle("GET /v2/reports/settlement", s.api(areaPayments, authed, s.handleSettlement))
+	m.Handle("GET /v2/reports/reconciliation", s.api(areaPayments, routeOpts{operator: true}, s.handleReconciliation))
+
 	m.Handle("GET /v2/callbacks", s.api(areaCallbacks, authed, s.handleCallbackList))
 	m.Handle("GET /v2/callbacks/{id}", s.api(areaCallbacks, authed, s.handleCallbackGet))
 	m.Handle("POST /v2/callbacks/{id}/resend", s.api(areaCallbacks, authed, s.handleCallbackResend))

@@ -5,6 +5,7 @@
 package httpapi
 
 import (
+	"crypto/sha256"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -43,6 +44,10 @@ type Config struct {
 	// Payer is the sandbox's simulated network behind the test endpoints
 	// (sandbox mode only; one is made when it is not given).
 	Payer *sandbox.Payer
+	// OperatorToken is the bearer token of the operator's reports
+	// (PAYD_OPERATOR_TOKEN); "": those reports answer 401. Kept only as
+	// its hash.
+	OperatorToken string
 }
 
 // Defaults fills the zero fields of c with the contract's defaults.
@@ -99,6 +104,8 @@ type Server struct {
 	// payer is the sandbox's simulated network behind the test endpoints;
 	// nil in production, where those endpoints answer 403.
 	payer *sandbox.Payer
+	// operatorHash is the SHA-256 of the operator's token; nil when none.
+	operatorHash []byte
 }
 
 // New builds the API over store. pages, when not nil, serves the hosted
@@ -112,6 +119,10 @@ func New(cfg Config, store *sqlstore.Store, clock payd.Clock, log *slog.Logger, 
 		if s.payer = s.cfg.Payer; s.payer == nil {
 			s.payer = sandbox.New(store)
 		}
+	}
+	if s.cfg.OperatorToken != "" {
+		h := sha256.Sum256([]byte(s.cfg.OperatorToken))
+		s.operatorHash, s.cfg.OperatorToken = h[:], ""
 	}
 	s.limits = newTokenLimits(s.cfg.TokenRateClient, s.cfg.TokenRateAddr)
 	s.admit = newAdmission(s.cfg.MaxInFlight, s.cfg.QueueLength, s.cfg.QueueWait)
@@ -149,6 +160,7 @@ type call struct {
 // routeOpts say which checks run before a handler.
 type routeOpts struct {
 	public      bool // no bearer token (the token endpoint)
+	operator    bool // the operator's token, not a merchant's
 	sandboxOnly bool
 	preBody     func(*call) error // runs before the body is read (rate limits)
 }
@@ -178,7 +190,11 @@ func (s *Server) api(a area, o routeOpts, h func(*call) error) http.Handler {
 }
 
 func (c *call) run(o routeOpts, h func(*call) error) error {
-	if !o.public {
+	if o.operator {
+		if !c.s.operatorToken(c.r) {
+			return payd.E(payd.CodeUnauthorized)
+		}
+	} else if !o.public {
 		m, err := c.s.authenticate(c.r, c.now)
 		if err != nil {
 			return err

@@ -156,3 +156,51 @@ func BenchmarkExpireRTPs(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSettlement is a merchant's settlement report over a month of
+// 100,000 payments (10,000 refunded), and one day of it:
+// go test -run '^$' -bench Settlement -benchtime 200x ./internal/sqlstore/
+func BenchmarkSettlement(b *testing.B) {
+	for _, engine := range []string{"sqlite", "postgres"} {
+		b.Run(engine, func(b *testing.B) {
+			s := benchStore(b, engine)
+			c, err := s.CreateMerchant(ctx, sqlstore.MerchantOptions{Name: "b", IBAN: "MD24AG000225100013104168"}, storetest.Epoch)
+			if err != nil {
+				b.Fatal(err)
+			}
+			start := time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
+			if err := s.SeedPayments(ctx, c.MerchantID, 100_000, start, 31*24*time.Hour); err != nil {
+				b.Fatal(err)
+			}
+			// The first report of a month sums its payments (and keeps the sums).
+			b.Run("month_first_read", func(b *testing.B) {
+				for b.Loop() {
+					if err := s.ForgetSettlement(ctx, c.MerchantID); err != nil {
+						b.Fatal(err)
+					}
+					if _, err := s.Settlement(ctx, c.MerchantID, "2026-10-01", "2026-10-31", time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			// Reports ending today sum yesterday and today live.
+			b.Run("month_ending_today", func(b *testing.B) {
+				for b.Loop() {
+					if _, err := s.Settlement(ctx, c.MerchantID, "2026-10-01", "2026-10-31", time.Date(2026, 10, 31, 12, 0, 0, 0, time.UTC)); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			for _, r := range [][2]string{{"2026-10-01", "2026-10-31"}, {"2026-10-15", "2026-10-15"}} {
+				b.Run(r[0]+"_"+r[1], func(b *testing.B) {
+					for b.Loop() {
+						days, err := s.Settlement(ctx, c.MerchantID, r[0], r[1], time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC))
+						if err != nil || len(days) == 0 {
+							b.Fatal(err, len(days))
+						}
+					}
+				})
+			}
+		})
+	}
+}

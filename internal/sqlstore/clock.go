@@ -32,6 +32,9 @@ func (s *Store) AdvanceClock(ctx context.Context, merchantID string, d time.Dura
 		} else if n == 0 {
 			return payd.ErrConflict
 		}
+		if err := t.forgetSettlement(ctx, merchantID); err != nil {
+			return err
+		}
 		m, err = t.merchant(ctx, merchantID)
 		return err
 	})
@@ -53,6 +56,9 @@ func (s *Store) ResetClock(ctx context.Context, merchantID string, real time.Tim
 	err := s.inTx(ctx, func(t *tx) error {
 		cur, err := t.merchant(ctx, merchantID)
 		if err != nil {
+			return err
+		}
+		if err := t.forgetSettlement(ctx, merchantID); err != nil {
 			return err
 		}
 		if off := cur.ClockOffset.Milliseconds(); off != 0 {

@@ -54,6 +54,8 @@ type Store struct {
 	notify func()
 	// inactivity is PAYD_QR_INACTIVITY (0: the 30-day default).
 	inactivity time.Duration
+	// statementsTaken counts the bank statements this process took.
+	statementsTaken atomic.Int64
 	// orders: the rails take outbound orders (RTP delivery and cancel,
 	// refund returns), written to the rails outbox with their changes.
 	orders bool

@@ -2,6 +2,8 @@ package sqlstore
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	"payd"
@@ -148,4 +150,51 @@ func (s *Store) CheckoutStatusAt(ctx context.Context, status string, expiresAt, 
 	err := s.queryRow(ctx, "SELECT "+checkoutStatusExpr+" FROM (SELECT CAST(? AS TEXT) AS status, CAST(? AS BIGINT) AS expires_at) c",
 		ms(now), ms(now), status, ms(expiresAt)).Scan(&out)
 	return out, err
+}
+
+// SeedPayments writes n rails payments of merchantID spread evenly over
+// span from start (every tenth with an accepted refund of half), in bulk,
+// for the reports' benchmarks.
+func (s *Store) SeedPayments(ctx context.Context, merchantID string, n int, start time.Time, span time.Duration) error {
+	step := span / time.Duration(n)
+	for i := 0; i < n; i += 500 {
+		err := s.inTx(ctx, func(t *tx) error {
+			var pv, rv []string
+			var pa, ra []any
+			for k := i; k < min(i+500, n); k++ {
+				at := ms(start.Add(time.Duration(k) * step))
+				id := seedID(1, k)
+				amount := int64(100 + k%100000)
+				pv = append(pv, "(?, ?, 'qr', ?, ?, ?, 'MDL', ?, ?)")
+				pa = append(pa, id, merchantID, "SEED"+id[len(id)-12:], amount, amount/100, "TX"+id, at)
+				if k%10 == 0 {
+					rv = append(rv, "(?, ?, ?, ?, 'MDL', 'seed', NULL, 'Accepted', 0, ?, ?, ?, ?)")
+					ra = append(ra, seedID(2, k), merchantID, id, amount/2, at, at, at+60_000, at)
+				}
+			}
+			if _, err := t.exec(ctx, "INSERT INTO payments (id, merchant_id, kind, reference_number, amount, commission, currency, network_ref, executed_at) VALUES "+
+				strings.Join(pv, ", "), pa...); err != nil {
+				return err
+			}
+			if len(rv) == 0 {
+				return nil
+			}
+			_, err := t.exec(ctx, "INSERT INTO refunds ("+refundCols+") VALUES "+strings.Join(rv, ", "), ra...)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// seedID is a distinct id for the k-th seeded row of a kind.
+func seedID(kind, k int) string {
+	return fmt.Sprintf("5eed%04x-0000-7000-8000-%012x", kind, k)
+}
+
+// ForgetSettlement drops a merchant's kept settlement sums.
+func (s *Store) ForgetSettlement(ctx context.Context, merchantID string) error {
+	return s.inTx(ctx, func(t *tx) error { return t.forgetSettlement(ctx, merchantID) })
 }

@@ -64,7 +64,7 @@ func (s *Store) CreditRTP(ctx context.Context, merchantID string, c payd.Credit,
 		if err := t.saveRTP(ctx, r, from); err != nil {
 			return err
 		}
-		if err := t.insertPayment(ctx, p, r.CallbackURL); err != nil {
+		if err := t.insertPayment(ctx, p, r.CallbackURL, now); err != nil {
 			return err
 		}
 		queued = cb != nil
@@ -155,7 +155,7 @@ func (s *Store) CreditQR(ctx context.Context, merchantID string, c payd.Credit, 
 		if p, err = payd.ApplyQRCredit(m, q, c, now); err != nil {
 			return err
 		}
-		if err := t.insertPayment(ctx, p, q.CallbackURL); err != nil {
+		if err := t.insertPayment(ctx, p, q.CallbackURL, now); err != nil {
 			return err
 		}
 		cbs := []*payd.Callback{payd.QRCreditCallback(m, q, p, now)}
@@ -245,7 +245,7 @@ func (s *Store) CardPaid(ctx context.Context, id string, res payd.CardResult, no
 				return err
 			}
 		}
-		if err := t.insertPayment(ctx, p, c.CallbackURL); err != nil {
+		if err := t.insertPayment(ctx, p, c.CallbackURL, now); err != nil {
 			return err
 		}
 		cb := payd.CheckoutCallback(m, c, p, now)

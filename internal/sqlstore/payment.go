@@ -136,8 +136,9 @@ func (t *tx) undoDraw() {
 	}
 }
 
-// insertPayment stores a new payment; ReferenceNumber is drawn here when empty.
-func (t *tx) insertPayment(ctx context.Context, p *payd.Payment, callbackURL string) error {
+// insertPayment stores a new payment, recorded at now; ReferenceNumber is
+// drawn here when empty.
+func (t *tx) insertPayment(ctx context.Context, p *payd.Payment, callbackURL string, now time.Time) error {
 	if p.ReferenceNumber == "" {
 		seq, err := t.nextSequence(ctx)
 		if err != nil {
@@ -165,7 +166,7 @@ func (t *tx) insertPayment(ctx context.Context, p *payd.Payment, callbackURL str
 	if err != nil {
 		return fmt.Errorf("insert payment: %w", err)
 	}
-	return nil
+	return t.settlementChanged(ctx, p.MerchantID, p.ExecutedAt, now)
 }
 
 // Payment reads one of the merchant's payments.

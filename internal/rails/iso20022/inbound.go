@@ -29,8 +29,10 @@ type Inbound struct {
 	Inbox  payd.Inbox // the record that makes every message apply once
 	Key    string
 	BIC    string // the operator's bank, the instructing agent of payd's answers
-	Clock  payd.Clock
-	Log    *slog.Logger
+	// Statements takes the bank's camt.053 and camt.054 (nil: refused).
+	Statements payd.StatementBook
+	Clock      payd.Clock
+	Log        *slog.Logger
 }
 
 // maxMessage bounds an inbound message.
@@ -63,6 +65,8 @@ func (in *Inbound) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err = in.rtpStatus(ctx, body, now)
 	case NSPacs002:
 		note, err = in.refundStatus(ctx, body, now)
+	case NSCamt053, NSCamt054:
+		err = in.statement(ctx, body, now)
 	default:
 		err = fmt.Errorf("%w: %s", ErrUnknownMessage, ns)
 	}
@@ -404,3 +408,24 @@ var (
 	decimalRE = regexp.MustCompile(`^\+?([0-9]{1,13}(\.[0-9]{0,5})?|\.[0-9]{1,5})$`)
 	ibanRE    = regexp.MustCompile(`^[A-Z]{2}[0-9]{2}[a-zA-Z0-9]{1,30}$`)
 )
+
+// statement takes a camt.053 or camt.054 for reconciliation: once by its
+// MsgId (a repeat is acknowledged and changes nothing).
+func (in *Inbound) statement(ctx context.Context, body []byte, now time.Time) error {
+	if in.Statements == nil {
+		return bad("statements are not taken here")
+	}
+	st, err := ReadStatement(body)
+	if err != nil {
+		return bad("%v", err)
+	}
+	fresh, err := in.Statements.ImportStatement(ctx, st, "rails", now)
+	if err == nil && fresh {
+		n := 0
+		for _, r := range st.Reports {
+			n += len(r.Entries)
+		}
+		in.Log.Info("bank statement taken", "kind", st.Kind, "msg_id", st.MsgID, "accounts", len(st.Reports), "entries", n)
+	}
+	return err
+}

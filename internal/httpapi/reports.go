@@ -1,0 +1,194 @@
+package httpapi
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"net/http"
+	"net/url"
+	"time"
+
+	"payd"
+)
+
+// The reports: a merchant's settlement (what it was paid, day by day) and
+// the operator's reconciliation of payd's ledger with the bank's
+// statements.
+
+// operatorToken reports whether the request carries the operator's token
+// (compared by its hash, in constant time).
+func (s *Server) operatorToken(r *http.Request) bool {
+	tok := bearer(r.Header.Get("Authorization"))
+	if s.operatorHash == nil || tok == "" || len(tok) > 256 {
+		return false
+	}
+	h := sha256.Sum256([]byte(tok))
+	return subtle.ConstantTimeCompare(h[:], s.operatorHash) == 1
+}
+
+// MaxReportDays is the longest range a settlement report covers.
+const MaxReportDays = 366
+
+// SettlementLine is one day and currency of a settlement report, or a
+// currency's total (date null).
+type SettlementLine struct {
+	Date        *string    `json:"date"`
+	Currency    string     `json:"currency"`
+	Payments    int        `json:"payments"`
+	Gross       payd.Money `json:"gross"`
+	Commission  payd.Money `json:"commission"`
+	Refunds     int        `json:"refunds"`
+	Refunded    payd.Money `json:"refunded"`
+	Net         payd.Money `json:"net"`
+	PaymentsURL *string    `json:"paymentsUrl"`
+}
+
+// SettlementReport is GET /v2/reports/settlement's result.
+type SettlementReport struct {
+	DateFrom string           `json:"dateFrom"`
+	DateTo   string           `json:"dateTo"`
+	Days     []SettlementLine `json:"days"`
+	Totals   []SettlementLine `json:"totals"`
+}
+
+// NewSettlementReport is the report of days (payd.SettlementDay) between
+// two dates; each day links to its payments in the API.
+func NewSettlementReport(from, to string, days []payd.SettlementDay) SettlementReport {
+	line := func(d payd.SettlementDay) SettlementLine {
+		l := SettlementLine{Currency: d.Currency, Payments: d.Payments, Gross: d.Gross, Commission: d.Commission,
+			Refunds: d.Refunds, Refunded: d.Refunded, Net: d.Net}
+		if d.Date != "" {
+			date := d.Date
+			l.Date = &date
+			u := "/v2/payments?" + url.Values{"executedAtFrom": {d.Date + "T00:00:00.000+00:00"},
+				"executedAtTo": {d.Date + "T23:59:59.999+00:00"}, "currency": {d.Currency}}.Encode()
+			l.PaymentsURL = &u
+		}
+		return l
+	}
+	out := SettlementReport{DateFrom: from, DateTo: to, Days: []SettlementLine{}, Totals: []SettlementLine{}}
+	for _, d := range days {
+		out.Days = append(out.Days, line(d))
+	}
+	for _, t := range payd.SettlementTotals(days) {
+		out.Totals = append(out.Totals, line(t))
+	}
+	return out
+}
+
+// reportDates reads dateFrom and dateTo (YYYY-MM-DD, both required, at
+// most MaxReportDays apart).
+func reportDates(q *query) (from, to string) {
+	read := func(name string) (string, time.Time) {
+		v := q.str(name)
+		t, err := time.Parse(time.DateOnly, v)
+		if err != nil {
+			q.bad(name, "is required, a date such as 2026-11-25")
+			return "", t
+		}
+		return v, t
+	}
+	from, f := read("dateFrom")
+	to, t := read("dateTo")
+	switch {
+	case from == "" || to == "":
+	case t.Before(f):
+		q.bad("dateTo", "must not be before dateFrom")
+	case t.Sub(f) >= MaxReportDays*24*time.Hour:
+		q.bad("dateTo", "must be within 366 days of dateFrom")
+	}
+	return from, to
+}
+
+// handleSettlement is GET /v2/reports/settlement.
+func (s *Server) handleSettlement(c *call) error {
+	q := newQuery(c)
+	from, to := reportDates(q)
+	if err := q.err(); err != nil {
+		return err
+	}
+	days, err := s.store.Settlement(c.r.Context(), c.m.ID, from, to, c.now)
+	if err != nil {
+		return err
+	}
+	return c.respond(NewSettlementReport(from, to, days))
+}
+
+// ReconReport is the reconciliation of one booking date, as the API and
+// `payd reconcile report --json` show it.
+type ReconReport struct {
+	Date       string            `json:"date"`
+	Closed     bool              `json:"closed"`
+	Counts     map[string]int    `json:"counts"`
+	Statements []ReconStatement  `json:"statements"`
+	Lines      []ReconReportLine `json:"lines"`
+}
+
+// ReconStatement is a statement that covers the date.
+type ReconStatement struct {
+	MsgID       string `json:"msgId"`
+	Kind        string `json:"kind"`
+	StatementID string `json:"statementId"`
+	Account     string `json:"account"`
+	ReceivedAt  string `json:"receivedAt"`
+	Entries     int    `json:"entries"`
+}
+
+// ReconReportLine is one line; a value payd does not have is null.
+type ReconReportLine struct {
+	Outcome     string      `json:"outcome"`
+	Account     *string     `json:"account"`
+	Direction   string      `json:"direction"`
+	Amount      payd.Money  `json:"amount"`
+	PaydAmount  *payd.Money `json:"paydAmount"`
+	Currency    string      `json:"currency"`
+	BookingDate string      `json:"bookingDate"`
+	EntryID     *string     `json:"entryId"`
+	EntryRef    *string     `json:"entryRef"`
+	BankRef     *string     `json:"bankRef"`
+	EndToEndID  *string     `json:"endToEndId"`
+	TxID        *string     `json:"txId"`
+	PaymentID   *string     `json:"paymentId"`
+	RefundID    *string     `json:"refundId"`
+	MerchantID  *string     `json:"merchantId"`
+}
+
+func orNull(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// NewReconReport is the report of a reconciled day.
+func NewReconReport(d *payd.ReconDay) ReconReport {
+	out := ReconReport{Date: d.Date, Closed: d.Closed, Counts: d.Counts(), Statements: []ReconStatement{}, Lines: []ReconReportLine{}}
+	for _, st := range d.Statements {
+		out.Statements = append(out.Statements, ReconStatement{MsgID: st.MsgID, Kind: st.Kind, StatementID: st.StatementID,
+			Account: st.Account, ReceivedAt: payd.FormatTime(st.ReceivedAt), Entries: st.Entries})
+	}
+	for _, l := range d.Lines {
+		out.Lines = append(out.Lines, ReconReportLine{Outcome: l.Outcome, Account: orNull(l.Account), Direction: l.Direction,
+			Amount: l.Amount, PaydAmount: l.PaydAmount, Currency: l.Currency, BookingDate: l.BookingDate, EntryID: orNull(l.EntryID),
+			EntryRef: orNull(l.EntryRef), BankRef: orNull(l.BankRef), EndToEndID: orNull(l.EndToEndID), TxID: orNull(l.TxID),
+			PaymentID: orNull(l.PaymentID), RefundID: orNull(l.RefundID), MerchantID: orNull(l.MerchantID)})
+	}
+	return out
+}
+
+// handleReconciliation is GET /v2/reports/reconciliation?date=…, with the
+// operator's token.
+func (s *Server) handleReconciliation(c *call) error {
+	q := newQuery(c)
+	date := q.str("date")
+	if _, err := time.Parse(time.DateOnly, date); err != nil {
+		q.bad("date", "is required, a date such as 2026-11-25")
+	}
+	if err := q.err(); err != nil {
+		return err
+	}
+	d, err := s.store.ReconDay(c.r.Context(), date)
+	if err != nil {
+		return err
+	}
+	return c.respond(NewReconReport(d))
+}
