@@ -80,6 +80,14 @@ Control API of the rails (JSON answers):
   POST /down[?for=30s]              answer 503 to payd (for a while, or until /up)
   POST /up                          answer again
   POST /duplicates?on=true|false    send every message to payd twice
+  GET  /bookings                    what the bank booked on the merchants' accounts
+  GET  /statements?kind=camt.053|camt.054&date=YYYY-MM-DD
+                                    the statement of a date (camt.053: every account
+                                    with its balances; camt.054: entries not yet notified)
+  POST /statements/send?kind=…&date=…
+                                    the same, sent to payd, signed
+  /pay also takes "dropMessage", "unbooked", "bookedAmount", "bookTwice" and
+  "bookOn" (YYYY-MM-DD): how the bank books the credit (docs/reconciliation.md)
 
 The acquirer (maib e-Commerce API v1 and its card page):
   POST /v1/generate-token, POST /v1/pay, GET /v1/pay-info/{payId}, POST /v1/refund
