@@ -14,7 +14,7 @@ import (
 func (c *Console) payCheckout(r *http.Request, s *session, id string, card bool) string {
 	co, err := c.store.Checkout(r.Context(), s.m.ID, id, s.m.Now(c.clock.Now()))
 	if err != nil {
-		return text["notfound"]
+		return c.tr(r, "notfound")
 	}
 	csrf := randomToken()
 	page := func(method, path string, form url.Values) int {
@@ -32,7 +32,7 @@ func (c *Console) payCheckout(r *http.Request, s *session, id string, card bool)
 	}
 	base := "/checkout/" + url.PathEscape(id) + "?lang=en"
 	if st := page(http.MethodGet, base, nil); st >= 400 {
-		return text["notfound"]
+		return c.tr(r, "notfound")
 	}
 	if co.Status != payd.CheckoutMethodSelected {
 		method := payd.MethodMiaQr
@@ -44,7 +44,7 @@ func (c *Console) payCheckout(r *http.Request, s *session, id string, card bool)
 		}
 	}
 	if co, err = c.store.Checkout(r.Context(), s.m.ID, id, s.m.Now(c.clock.Now())); err != nil {
-		return text["notfound"]
+		return c.tr(r, "notfound")
 	}
 	if card {
 		if co.Method != payd.MethodCard {
@@ -55,7 +55,7 @@ func (c *Console) payCheckout(r *http.Request, s *session, id string, card bool)
 		if st >= 400 {
 			return http.StatusText(st)
 		}
-		return text["paid"]
+		return c.tr(r, "paid")
 	}
 	if co.QRID == "" {
 		return "The checkout's payer chose " + co.Method + "."
@@ -65,5 +65,5 @@ func (c *Console) payCheckout(r *http.Request, s *session, id string, card bool)
 	if !res.ok() {
 		return res.message()
 	}
-	return text["paid"]
+	return c.tr(r, "paid")
 }

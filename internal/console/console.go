@@ -45,7 +45,7 @@ type Console struct {
 	store *sqlstore.Store
 	clock payd.Clock
 	log   *slog.Logger
-	tmpl  *template.Template
+	tmpl  map[string]*template.Template // by language
 	mux   *http.ServeMux
 }
 
@@ -61,12 +61,10 @@ func New(cfg Config, api http.Handler, store *sqlstore.Store, clock payd.Clock, 
 		cfg.SessionTTL = 8 * time.Hour
 	}
 	c := &Console{cfg: cfg, api: api, store: store, clock: clock, log: log, mux: http.NewServeMux()}
-	c.tmpl = template.Must(template.New("").Funcs(template.FuncMap{
-		"t":      func(k string) string { return text[k] },
-		"pretty": prettyJSON,
-		"str":    str,
-		"field":  func(v any, k string) string { return str(field(v, k)) },
-	}).ParseFS(templateFS, "templates/*.html"))
+	c.tmpl = map[string]*template.Template{}
+	for _, lang := range languages {
+		c.tmpl[lang] = template.Must(template.New("").Funcs(funcs(lang)).ParseFS(templateFS, "templates/*.html"))
+	}
 	m := c.mux
 	m.HandleFunc("GET /console/signin", c.signinPage)
 	m.HandleFunc("POST /console/signin", c.signin)
@@ -74,6 +72,14 @@ func New(cfg Config, api http.Handler, store *sqlstore.Store, clock payd.Clock, 
 	m.HandleFunc("GET /console", c.signedIn(c.overview))
 	m.HandleFunc("GET /console/{$}", c.signedIn(c.overview))
 	m.HandleFunc("POST /console/clock", c.signedIn(c.advanceClock))
+	m.HandleFunc("GET /console/search", c.signedIn(c.search))
+	m.HandleFunc("GET /console/export", c.signedIn(c.exportPage))
+	m.HandleFunc("GET /console/export/payments.csv", c.signedIn(c.exportPayments))
+	m.HandleFunc("GET /console/export/refunds.csv", c.signedIn(c.exportRefunds))
+	m.HandleFunc("GET /console/settlement", c.signedIn(c.settlement))
+	m.HandleFunc("GET /console/settlement.csv", c.signedIn(c.settlementCSV))
+	m.HandleFunc("GET /console/operator", c.operatorPage)
+	m.HandleFunc("POST /console/operator", c.operatorSignin)
 	m.HandleFunc("GET /console/{kind}", c.signedIn(c.list))
 	m.HandleFunc("GET /console/{kind}/{id}", c.signedIn(c.detail))
 	m.HandleFunc("POST /console/{kind}/{id}/{action}", c.signedIn(c.act))
@@ -93,6 +99,9 @@ type session struct {
 	csrf  string // its forms' token (formToken)
 	m     *payd.Merchant
 }
+
+// Merchant is the signed-in merchant's name.
+func (s *session) Merchant() string { return s.m.Name }
 
 // TokenPrefix starts every console session token. The API takes such a
 // token only from the console's own in-process calls (InProcess): the
@@ -160,7 +169,7 @@ func (c *Console) signedIn(h func(http.ResponseWriter, *http.Request, *session))
 		if r.Method == http.MethodPost {
 			if !sameOrigin(r) || r.ParseForm() != nil ||
 				subtle.ConstantTimeCompare([]byte(r.PostForm.Get("csrf")), []byte(s.csrf)) != 1 {
-				c.render(w, r, http.StatusForbidden, "message.html", s, map[string]any{"Message": text["forbidden"]})
+				c.render(w, r, http.StatusForbidden, "message.html", s, map[string]any{"Message": c.tr(r, "forbidden")})
 				return
 			}
 		}
@@ -202,16 +211,16 @@ func (c *Console) renderSignin(w http.ResponseWriter, r *http.Request, status in
 func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
 	ck, err := r.Cookie(signinCookie)
 	if !sameOrigin(r) || r.ParseForm() != nil || err != nil || !c.validSigninToken(r.PostForm.Get("csrf"), ck.Value, c.clock.Now()) {
-		c.renderSignin(w, r, http.StatusForbidden, "", text["forbidden"])
+		c.renderSignin(w, r, http.StatusForbidden, "", c.tr(r, "forbidden"))
 		return
 	}
 	clientID := strings.TrimSpace(r.PostForm.Get("clientId"))
 	res := c.call(r, "", http.MethodPost, "/v2/auth/token",
 		map[string]string{"clientId": clientID, "clientSecret": r.PostForm.Get("clientSecret")})
 	if !res.ok() {
-		status, msg := http.StatusUnauthorized, text["signin.failed"]
+		status, msg := http.StatusUnauthorized, c.tr(r, "signin.failed")
 		if res.Status == http.StatusTooManyRequests {
-			status, msg = http.StatusTooManyRequests, text["signin.limited"]
+			status, msg = http.StatusTooManyRequests, c.tr(r, "signin.limited")
 			if ra := res.Header.Get("Retry-After"); ra != "" {
 				w.Header().Set("Retry-After", ra)
 			}
@@ -357,25 +366,40 @@ type page struct {
 	S       *session
 	CSRF    string
 	Sandbox bool
-	Now     string
+	Now     time.Time
 	Offset  string
 	Flash   string
 	Active  string
 	Path    string // where a clock form returns to
+	Lang    string
+	Langs   []string
+	Query   string // the search box's text
 	Data    map[string]any
 }
 
+// langOf is the request's language (see language).
+func (c *Console) langOf(w http.ResponseWriter, r *http.Request) string {
+	return language(w, r, c.cookie)
+}
+
 func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, name string, s *session, data map[string]any) {
-	pg := page{Sandbox: c.cfg.Sandbox, Data: data, Active: r.PathValue("kind"), Path: r.URL.RequestURI()}
+	active := r.PathValue("kind")
+	if active == "" {
+		active = strings.TrimPrefix(strings.TrimSuffix(r.URL.Path, "/"), "/console/")
+		if active == "/console" || active == r.URL.Path {
+			active = ""
+		}
+	}
+	pg := page{Sandbox: c.cfg.Sandbox, Data: data, Active: active, Path: r.URL.RequestURI(), Lang: c.langOf(w, r), Langs: languages,
+		Query: r.URL.Query().Get("q")}
 	if s != nil {
-		now := s.m.Now(c.clock.Now())
-		pg.S, pg.CSRF, pg.Now, pg.Flash = s, s.csrf, payd.FormatTime(now), c.takeFlash(w, r)
+		pg.S, pg.CSRF, pg.Now, pg.Flash = s, s.csrf, s.m.Now(c.clock.Now()), c.takeFlash(w, r)
 		if s.m.ClockOffset > 0 {
 			pg.Offset = s.m.ClockOffset.String()
 		}
 	}
 	var buf bytes.Buffer
-	if err := c.tmpl.ExecuteTemplate(&buf, name, pg); err != nil {
+	if err := c.tmpl[pg.Lang].ExecuteTemplate(&buf, name, pg); err != nil {
 		c.fail(w, err)
 		return
 	}
@@ -385,7 +409,7 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, nam
 }
 
 func (c *Console) notFound(w http.ResponseWriter, r *http.Request, s *session) {
-	c.render(w, r, http.StatusNotFound, "message.html", s, map[string]any{"Message": text["notfound"]})
+	c.render(w, r, http.StatusNotFound, "message.html", s, map[string]any{"Message": c.tr(r, "notfound")})
 }
 
 func (c *Console) fail(w http.ResponseWriter, err error) {

@@ -1,9 +1,11 @@
 package console
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,38 +21,48 @@ type filter struct {
 	Options []string // a select when set
 }
 
+// col is one column of a list: a record's key and how to show it.
+type col struct {
+	Key, Show string // Show: id, status, money, time, text
+}
+
 // kind is one of the console's object lists, read from the API.
 type kind struct {
 	name, object string // URL segment, payd.Object*
 	list, get    string // API paths
 	id           string // the id's key in a record
-	cols         []string
+	sortBy       string // the newest-first sort of the list
+	cols         []col
 	filters      []filter
 }
 
 var statusRTP = []string{"Created", "Active", "Accepted", "Rejected", "Expired", "Cancelled", "Refunded"}
 
 var kinds = map[string]*kind{
-	"rtp": {name: "rtp", object: payd.ObjectRTP, list: "/v2/rtp", get: "/v2/rtp/", id: "rtpId",
-		cols:    []string{"rtpId", "status", "amount", "currency", "description", "orderId", "createdAt"},
-		filters: []filter{{Name: "status", Options: statusRTP}, {Name: "rtpId"}, {Name: "orderId"}, {Name: "description"}, {Name: "createdAtFrom"}, {Name: "createdAtTo"}}},
-	"qr": {name: "qr", object: payd.ObjectQR, list: "/v2/instant/qr", get: "/v2/instant/qr/", id: "qrId",
-		cols: []string{"qrId", "type", "status", "amountType", "amount", "description", "orderId", "createdAt"},
+	"rtp": {name: "rtp", object: payd.ObjectRTP, list: "/v2/rtp", get: "/v2/rtp/", id: "rtpId", sortBy: "createdAt",
+		cols: []col{{"rtpId", "id"}, {"status", "status"}, {"amount", "money"}, {"description", "text"}, {"orderId", "text"}, {"createdAt", "time"}},
+		filters: []filter{{Name: "status", Options: statusRTP}, {Name: "rtpId"}, {Name: "orderId"}, {Name: "description"}, {Name: "createdAtFrom"},
+			{Name: "createdAtTo"}}},
+	"qr": {name: "qr", object: payd.ObjectQR, list: "/v2/instant/qr", get: "/v2/instant/qr/", id: "qrId", sortBy: "createdAt",
+		cols: []col{{"qrId", "id"}, {"type", "text"}, {"status", "status"}, {"amount", "money"}, {"description", "text"}, {"orderId", "text"},
+			{"createdAt", "time"}},
 		filters: []filter{{Name: "status", Options: []string{"Active", "Paid", "Expired", "Cancelled", "Inactive"}},
 			{Name: "type", Options: []string{"Static", "Dynamic", "Hybrid"}}, {Name: "qrId"}, {Name: "orderId"}, {Name: "description"}}},
-	"checkouts": {name: "checkouts", object: payd.ObjectCheckout, list: "/v2/checkouts", get: "/v2/checkouts/", id: "id",
-		cols: []string{"id", "status", "amount", "currency", "language", "createdAt"},
+	"checkouts": {name: "checkouts", object: payd.ObjectCheckout, list: "/v2/checkouts", get: "/v2/checkouts/", id: "id", sortBy: "createdAt",
+		cols: []col{{"id", "id"}, {"status", "status"}, {"amount", "money"}, {"orderId", "text"}, {"payerName", "text"}, {"createdAt", "time"}},
 		filters: []filter{{Name: "status", Options: []string{"WaitingForInit", "Initialized", "PaymentMethodSelected", "Completed", "Failed",
-			"Cancelled", "Abandoned", "Expired"}}, {Name: "id"}, {Name: "orderId"}, {Name: "createdAtFrom"}, {Name: "createdAtTo"}}},
-	"payments": {name: "payments", object: payd.ObjectPayment, list: "/v2/payments", get: "/v2/payments/", id: "paymentId",
-		cols: []string{"paymentId", "status", "amount", "currency", "providerType", "senderName", "orderId", "executedAt"},
+			"Cancelled", "Abandoned", "Expired"}}, {Name: "id"}, {Name: "orderId"}, {Name: "payerName"}, {Name: "createdAtFrom"}, {Name: "createdAtTo"}}},
+	"payments": {name: "payments", object: payd.ObjectPayment, list: "/v2/payments", get: "/v2/payments/", id: "paymentId", sortBy: "executedAt",
+		cols: []col{{"paymentId", "id"}, {"status", "status"}, {"amount", "money"}, {"paymentMethod", "text"}, {"senderName", "text"},
+			{"orderId", "text"}, {"executedAt", "time"}},
 		filters: []filter{{Name: "status", Options: []string{"Executed", "PartiallyRefunded", "Refunded", "Failed"}}, {Name: "paymentId"},
-			{Name: "paymentIntentId"}, {Name: "orderId"}, {Name: "executedAtFrom"}, {Name: "executedAtTo"}}},
+			{Name: "paymentIntentId"}, {Name: "orderId"}, {Name: "senderName"}, {Name: "executedAtFrom"}, {Name: "executedAtTo"}}},
 	"refunds": {name: "refunds", object: payd.ObjectRefund, get: "/v2/payments/refunds/", id: "id",
-		cols:    []string{"id", "status", "amount", "currency", "paymentId", "refundReason", "executedAt"},
+		cols:    []col{{"id", "id"}, {"status", "status"}, {"amount", "money"}, {"paymentId", "id"}, {"refundReason", "text"}, {"executedAt", "time"}},
 		filters: []filter{{Name: "status", Options: []string{"Created", "Requested", "Accepted", "Rejected", "Manual"}}, {Name: "paymentId"}}},
-	"callbacks": {name: "callbacks", object: "callback", list: "/v2/callbacks", get: "/v2/callbacks/", id: "callbackId",
-		cols: []string{"callbackId", "event", "objectId", "state", "attempts", "lastStatusCode", "createdAt"},
+	"callbacks": {name: "callbacks", object: "callback", list: "/v2/callbacks", get: "/v2/callbacks/", id: "callbackId", sortBy: "createdAt",
+		cols: []col{{"callbackId", "id"}, {"event", "text"}, {"objectId", "id"}, {"state", "status"}, {"attempts", "text"},
+			{"lastStatusCode", "text"}, {"createdAt", "time"}},
 		filters: []filter{{Name: "state", Options: []string{"Pending", "Delivered", "Failed"}}, {Name: "event"}, {Name: "objectId"},
 			{Name: "createdAtFrom"}, {Name: "createdAtTo"}}},
 }
@@ -67,8 +79,22 @@ type countRow struct {
 	Items []sqlstore.StateCount
 }
 
+// stat is one figure of the overview, linking to what it counts.
+type stat struct {
+	Label, Value, Href string
+}
+
+// bar is one day of the overview's chart.
+type bar struct {
+	X, Y, W, H  float64
+	Date, Label string
+	Href        string
+}
+
 func (c *Console) overview(w http.ResponseWriter, r *http.Request, s *session) {
-	counts, err := c.store.StateCounts(r.Context(), s.m.ID)
+	lang := c.langOf(w, r)
+	ctx := r.Context()
+	counts, err := c.store.StateCounts(ctx, s.m.ID)
 	if err != nil {
 		c.fail(w, err)
 		return
@@ -78,25 +104,102 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, s *session) {
 		row := countRow{Kind: k}
 		for _, sc := range counts {
 			if kindOf[sc.Object] == k && !(k == "qr" && sc.Object == payd.ObjectExtension) {
+				if sc.Object == "callback" && sc.Status != "" { // stored as delivered; the API's Delivered
+					sc.Status = strings.ToUpper(sc.Status[:1]) + sc.Status[1:]
+				}
 				row.Items = append(row.Items, sc)
 			}
 		}
 		rows = append(rows, row)
 	}
-	recent, err := c.store.RecentChanges(r.Context(), s.m.ID, 20)
+	now := s.m.Now(c.clock.Now())
+	today := now.UTC().Format(time.DateOnly)
+	from := now.UTC().AddDate(0, 0, -29).Format(time.DateOnly)
+	days, err := c.store.Settlement(ctx, s.m.ID, from, today, now)
+	if err != nil {
+		c.fail(w, err)
+		return
+	}
+	failedToday, err := c.store.FailedCallbacksSince(ctx, s.m.ID, now.UTC().Truncate(24*time.Hour))
+	if err != nil {
+		c.fail(w, err)
+		return
+	}
+	failed30, err := c.store.FailedCallbacksSince(ctx, s.m.ID, now.UTC().Truncate(24*time.Hour).AddDate(0, 0, -29))
+	if err != nil {
+		c.fail(w, err)
+		return
+	}
+	// The figures in the merchant's main currency (MDL, else the first seen).
+	ccy := "MDL"
+	if len(days) > 0 && !slices.ContainsFunc(days, func(d payd.SettlementDay) bool { return d.Currency == "MDL" }) {
+		ccy = days[0].Currency
+	}
+	var t, m payd.SettlementDay
+	byDay := map[string]payd.SettlementDay{}
+	for _, d := range days {
+		if d.Currency != ccy {
+			continue
+		}
+		byDay[d.Date] = d
+		m.Gross, m.Payments, m.Refunded = m.Gross+d.Gross, m.Payments+d.Payments, m.Refunded+d.Refunded
+		if d.Date == today {
+			t = d
+		}
+	}
+	dayLink := func(from, to string) string {
+		return "/console/payments?" + url.Values{"executedAtFrom": {from + "T00:00:00.000+00:00"}, "executedAtTo": {to + "T23:59:59.999+00:00"}}.Encode()
+	}
+	stats := map[string][]stat{
+		"today": {{tr(lang, "volume"), money(lang, t.Gross, ccy), dayLink(today, today)}, {tr(lang, "count"), strconv.Itoa(t.Payments), dayLink(today, today)},
+			{tr(lang, "refundsAmount"), money(lang, t.Refunded, ccy), "/console/refunds?status=Accepted"},
+			{tr(lang, "failedCallbacks"), strconv.Itoa(failedToday), "/console/callbacks?state=Failed"}},
+		"last30": {{tr(lang, "volume"), money(lang, m.Gross, ccy), dayLink(from, today)}, {tr(lang, "count"), strconv.Itoa(m.Payments), dayLink(from, today)},
+			{tr(lang, "refundsAmount"), money(lang, m.Refunded, ccy), "/console/refunds?status=Accepted"},
+			{tr(lang, "failedCallbacks"), strconv.Itoa(failed30), "/console/callbacks?state=Failed"}},
+	}
+	// The chart: a bar per day, scaled to the largest.
+	var peak payd.Money
+	for _, d := range byDay {
+		peak = max(peak, d.Gross)
+	}
+	var bars []bar
+	const chartW, chartH, gap = 600.0, 140.0, 4.0
+	bw := chartW/30 - gap
+	for i := 0; i < 30; i++ {
+		date := now.UTC().AddDate(0, 0, i-29).Format(time.DateOnly)
+		d := byDay[date]
+		h := 0.0
+		if peak > 0 {
+			h = float64(d.Gross) / float64(peak) * chartH
+		}
+		bars = append(bars, bar{X: float64(i) * (bw + gap), Y: chartH - h, W: bw, H: max(h, 1), Date: date,
+			Label: dayLabel(date) + ": " + money(lang, d.Gross, ccy) + " · " + strconv.Itoa(d.Payments), Href: dayLink(date, date)})
+	}
+	recent, err := c.store.RecentChanges(ctx, s.m.ID, 20)
+	if err != nil {
+		c.fail(w, err)
+		return
+	}
+	amounts, err := c.store.ObjectAmounts(ctx, s.m.ID, recent)
 	if err != nil {
 		c.fail(w, err)
 		return
 	}
 	var activity []entry
 	for _, ev := range recent {
-		activity = append(activity, changeEntry(ev, ""))
+		activity = append(activity, changeEntry(lang, ev, "", amountText(lang, amounts, ev.ObjectID)))
 	}
-	c.render(w, r, http.StatusOK, "overview.html", s, map[string]any{"Counts": rows, "Recent": activity})
+	c.render(w, r, http.StatusOK, "overview.html", s, map[string]any{"Counts": rows, "Recent": activity, "Stats": stats,
+		"Bars": bars, "ChartW": chartW, "ChartH": chartH, "Peak": money(lang, peak, ccy), "Currency": ccy})
 }
 
-// cell is one table cell, a link when Href is set.
-type cell struct{ Text, Href string }
+// cell is one table cell: its text, a link when Href is set, and how to
+// show it (Show: id, status, money, time, text).
+type cell struct {
+	Text, Href, Show string
+	Value, Ccy       any
+}
 
 func (c *Console) list(w http.ResponseWriter, r *http.Request, s *session) {
 	k := kinds[r.PathValue("kind")]
@@ -117,52 +220,12 @@ func (c *Console) list(w http.ResponseWriter, r *http.Request, s *session) {
 	}
 	offset, _ := strconv.Atoi(in.Get("offset"))
 	offset = max(offset, 0)
-	var items []any
-	var total int
-	var errMsg string
-	if k.list == "" { // refunds: the API has no list; the store's, then each record from the API
-		rfs, n, err := c.store.Refunds(r.Context(), sqlstore.RefundFilter{MerchantID: s.m.ID, PaymentID: q.Get("paymentId"),
-			Status: q.Get("status"), Count: count, Offset: offset})
-		if err != nil {
-			c.fail(w, err)
-			return
-		}
-		total = n
-		for _, rf := range rfs {
-			if res := c.call(r, s.token, http.MethodGet, k.get+url.PathEscape(rf.ID), nil); res.ok() {
-				items = append(items, res.Result)
-			}
-		}
-	} else {
-		api := url.Values{}
-		for name, v := range q {
-			api[name] = v
-		}
-		api.Set("count", strconv.Itoa(count))
-		api.Set("offset", strconv.Itoa(offset))
-		res := c.call(r, s.token, http.MethodGet, k.list+"?"+api.Encode(), nil)
-		if res.ok() {
-			total = int(num(field(res.Result, "totalCount")))
-			items, _ = field(res.Result, "items").([]any)
-		} else {
-			errMsg = res.message()
-		}
+	items, total, errMsg, err := c.listItems(r, s, k, q, count, offset)
+	if err != nil {
+		c.fail(w, err)
+		return
 	}
-	var rows [][]cell
-	for _, it := range items {
-		var row []cell
-		for i, col := range k.cols {
-			cl := cell{Text: str(field(it, col))}
-			if i == 0 {
-				cl.Href = "/console/" + k.name + "/" + url.PathEscape(cl.Text)
-			}
-			if col == "objectId" || col == "paymentId" && k.name != "payments" {
-				cl.Href = c.find(cl.Text)
-			}
-			row = append(row, cl)
-		}
-		rows = append(rows, row)
-	}
+	rows := c.rows(k, items)
 	page := func(off int) string {
 		p := url.Values{}
 		for name, v := range q {
@@ -173,7 +236,7 @@ func (c *Console) list(w http.ResponseWriter, r *http.Request, s *session) {
 		return "/console/" + k.name + "?" + p.Encode()
 	}
 	data := map[string]any{"Kind": k.name, "Filters": k.filters, "Query": q, "Cols": k.cols, "Rows": rows, "Total": total,
-		"From": min(offset+1, total), "To": offset + len(rows), "Error": errMsg}
+		"From": min(offset+1, total), "To": offset + len(rows), "Error": errMsg, "Legend": legend(k)}
 	if offset > 0 {
 		data["Prev"] = page(max(offset-count, 0))
 	}
@@ -185,6 +248,68 @@ func (c *Console) list(w http.ResponseWriter, r *http.Request, s *session) {
 		status = http.StatusBadRequest
 	}
 	c.render(w, r, status, "list.html", s, data)
+}
+
+// listItems reads a page of a list from the API, newest first.
+func (c *Console) listItems(r *http.Request, s *session, k *kind, q url.Values, count, offset int) (items []any, total int, errMsg string, err error) {
+	if k.list == "" { // refunds: the API has no list; the store's (newest first), then each record from the API
+		rfs, n, err := c.store.Refunds(r.Context(), sqlstore.RefundFilter{MerchantID: s.m.ID, PaymentID: q.Get("paymentId"),
+			Status: q.Get("status"), Count: count, Offset: offset})
+		if err != nil {
+			return nil, 0, "", err
+		}
+		for _, rf := range rfs {
+			if res := c.call(r, s.token, http.MethodGet, k.get+url.PathEscape(rf.ID), nil); res.ok() {
+				items = append(items, res.Result)
+			}
+		}
+		return items, n, "", nil
+	}
+	api := url.Values{}
+	for name, v := range q {
+		api[name] = v
+	}
+	api.Set("count", strconv.Itoa(count))
+	api.Set("offset", strconv.Itoa(offset))
+	api.Set("sortBy", k.sortBy)
+	api.Set("order", "desc")
+	res := c.call(r, s.token, http.MethodGet, k.list+"?"+api.Encode(), nil)
+	if !res.ok() {
+		return nil, 0, res.message(), nil
+	}
+	items, _ = field(res.Result, "items").([]any)
+	return items, int(num(field(res.Result, "totalCount"))), "", nil
+}
+
+// rows are a list's items as table cells.
+func (c *Console) rows(k *kind, items []any) [][]cell {
+	var rows [][]cell
+	for _, it := range items {
+		var row []cell
+		for i, cl := range k.cols {
+			v := field(it, cl.Key)
+			x := cell{Text: str(v), Show: cl.Show, Value: v, Ccy: field(it, "currency")}
+			switch {
+			case i == 0:
+				x.Href = "/console/" + k.name + "/" + url.PathEscape(x.Text)
+			case cl.Key == "objectId" || cl.Key == "paymentId" && k.name != "payments":
+				x.Href = c.find(x.Text)
+			}
+			row = append(row, x)
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// legend is the states a list's badges show, in the order of the filter.
+func legend(k *kind) []string {
+	for _, f := range k.filters {
+		if f.Name == "status" || f.Name == "state" {
+			return f.Options
+		}
+	}
+	return nil
 }
 
 // find links to an object by its id alone: the console resolves its kind.
@@ -202,15 +327,23 @@ func num(v any) float64 {
 
 // entry is one line of a timeline.
 type entry struct {
-	At         time.Time
-	When, Text string
-	Href       string
-	Detail     string
+	At     time.Time
+	Text   string
+	Href   string
+	Detail string
 }
 
-func changeEntry(ev *payd.Change, mainID string) entry {
-	e := entry{At: ev.At, When: payd.FormatTime(ev.At),
-		Text: fmt.Sprintf("%s %s → %s %s", ev.Object, ev.From, ev.To, text["event."+string(ev.Cause)])}
+// changeEntry is a state change as a timeline line: which object, its
+// amount when known, from and to which state, and by whom.
+func changeEntry(lang string, ev *payd.Change, mainID string, amount string) entry {
+	what := tr(lang, "obj."+ev.Object)
+	if ev.ObjectID != mainID {
+		what += " " + ev.ObjectID[:min(8, len(ev.ObjectID))]
+	}
+	if amount != "" {
+		what += " · " + amount
+	}
+	e := entry{At: ev.At, Text: fmt.Sprintf("%s: %s → %s %s", what, tr(lang, "st."+ev.From), tr(lang, "st."+ev.To), tr(lang, "event."+string(ev.Cause)))}
 	switch {
 	case ev.ObjectID == mainID:
 	case ev.Object == payd.ObjectExtension: // shown on its QR's page, without one of its own
@@ -229,8 +362,54 @@ func parseTime(v any) time.Time {
 	return t
 }
 
-// detail is one object with its timeline, its related objects and, in
-// the sandbox, the actions a tester needs.
+// search finds objects by id (straight to its page), or by order id,
+// payer name or description across the lists.
+func (c *Console) search(w http.ResponseWriter, r *http.Request, s *session) {
+	q := strings.TrimSpace(r.URL.Query().Get("q"))
+	if q == "" {
+		http.Redirect(w, r, "/console", http.StatusSeeOther)
+		return
+	}
+	if id, ok := payd.ParseID(strings.ToLower(q)); ok {
+		c.findObject(w, r, s, id)
+		return
+	}
+	type group struct {
+		Kind string
+		Cols []col
+		Rows [][]cell
+	}
+	var groups []group
+	for _, k := range []string{"payments", "checkouts", "rtp", "qr"} {
+		kd := kinds[k]
+		seen := map[string]bool{}
+		var items []any
+		for _, f := range []string{"orderId", "senderName", "payerName", "description"} {
+			if !slices.ContainsFunc(kd.filters, func(x filter) bool { return x.Name == f }) {
+				continue
+			}
+			got, _, _, err := c.listItems(r, s, kd, url.Values{f: {q}}, 10, 0)
+			if err != nil {
+				c.fail(w, err)
+				return
+			}
+			for _, it := range got {
+				if id := str(field(it, kd.id)); !seen[id] {
+					seen[id] = true
+					items = append(items, it)
+				}
+			}
+		}
+		if len(items) > 0 {
+			groups = append(groups, group{Kind: k, Cols: kd.cols, Rows: c.rows(kd, items)})
+		}
+	}
+	c.render(w, r, http.StatusOK, "search.html", s, map[string]any{"Q": q, "Groups": groups})
+}
+
+// detail is one object as structured sections, with its timeline, its
+// related objects, its API record and, in the sandbox, the actions a
+// tester needs.
 func (c *Console) detail(w http.ResponseWriter, r *http.Request, s *session) {
 	name, id := r.PathValue("kind"), r.PathValue("id")
 	if name == "find" {
@@ -242,18 +421,21 @@ func (c *Console) detail(w http.ResponseWriter, r *http.Request, s *session) {
 		c.notFound(w, r, s)
 		return
 	}
+	lang := c.langOf(w, r)
 	res := c.call(r, s.token, http.MethodGet, k.get+url.PathEscape(id), nil)
 	if !res.ok() {
 		c.notFound(w, r, s)
 		return
 	}
 	obj := res.Result
+	raw, _ := json.MarshalIndent(obj, "", "  ")
 	if k.name == "callbacks" {
 		c.render(w, r, http.StatusOK, "callback.html", s, map[string]any{"C": obj, "ID": id,
 			"Body": prettyJSON(str(field(obj, "body"))), "Headers": field(obj, "headers"), "Attempts": field(obj, "attemptLog"),
 			"Object": c.find(str(field(obj, "objectId")))})
 		return
 	}
+	ccy := field(obj, "currency")
 	ids := []string{id}
 	var related []cell
 	var timeline []entry
@@ -261,17 +443,21 @@ func (c *Console) detail(w http.ResponseWriter, r *http.Request, s *session) {
 	if k.name == "payments" {
 		created = field(obj, "executedAt")
 	}
-	timeline = append(timeline, entry{At: parseTime(created), When: str(created), Text: k.object + " " + text["created"]})
+	timeline = append(timeline, entry{At: parseTime(created), Text: tr(lang, "obj."+k.object) + " " + tr(lang, "created")})
+	var payments []any
 	addPayments := func(intent string) {
 		pays := c.call(r, s.token, http.MethodGet, "/v2/payments?paymentIntentId="+url.QueryEscape(intent)+"&count=100&offset=0", nil)
 		items, _ := field(pays.Result, "items").([]any)
 		for _, p := range items {
+			payments = append(payments, p)
 			pid := str(field(p, "paymentId"))
 			ids = append(ids, pid)
-			related = append(related, cell{Text: "payment " + pid + " · " + str(field(p, "status")), Href: "/console/payments/" + url.PathEscape(pid)})
-			timeline = append(timeline, entry{At: parseTime(field(p, "executedAt")), When: str(field(p, "executedAt")),
-				Text: text["payment.executed"] + " " + str(field(p, "amount")) + " " + str(field(p, "currency")), Href: "/console/payments/" + url.PathEscape(pid)})
-			c.addRefunds(r, s, pid, &ids, &related, &timeline)
+			related = append(related, cell{Text: tr(lang, "obj.payment") + " " + pid, Href: "/console/payments/" + url.PathEscape(pid),
+				Show: "status", Value: field(p, "status")})
+			timeline = append(timeline, entry{At: parseTime(field(p, "executedAt")),
+				Text: tr(lang, "payment.executed") + " · " + c.amount(lang, field(p, "amount"), field(p, "currency")) + " · " + str(field(p, "paymentMethod")),
+				Href: "/console/payments/" + url.PathEscape(pid)})
+			c.addRefunds(r, s, lang, pid, &ids, &related, &timeline)
 		}
 	}
 	switch k.name {
@@ -283,32 +469,105 @@ func (c *Console) detail(w http.ResponseWriter, r *http.Request, s *session) {
 		for _, x := range items {
 			xid := str(field(x, "extensionId"))
 			ids = append(ids, xid)
-			related = append(related, cell{Text: "extension " + xid + " · " + str(field(x, "status")) + " · " + str(field(x, "amount"))})
+			related = append(related, cell{Text: tr(lang, "obj.extension") + " " + xid + " · " + c.amount(lang, field(x, "amount"), ccy),
+				Show: "status", Value: field(x, "status")})
 		}
 		addPayments(id)
 	case "payments":
 		intent := str(field(obj, "paymentIntentId"))
-		related = append(related, cell{Text: "paid " + intent, Href: c.find(intent)})
-		c.addRefunds(r, s, id, &ids, &related, &timeline)
+		related = append(related, cell{Text: intent, Href: c.find(intent)})
+		c.addRefunds(r, s, lang, id, &ids, &related, &timeline)
 	case "refunds":
 		pid := str(field(obj, "paymentId"))
-		related = append(related, cell{Text: "payment " + pid, Href: "/console/payments/" + url.PathEscape(pid)})
+		related = append(related, cell{Text: tr(lang, "obj.payment") + " " + pid, Href: "/console/payments/" + url.PathEscape(pid)})
 	}
 	changes, err := c.store.Changes(r.Context(), s.m.ID, ids...)
 	if err != nil {
 		c.fail(w, err)
 		return
 	}
-	for _, ev := range changes {
-		timeline = append(timeline, changeEntry(ev, id))
+	amounts, err := c.store.ObjectAmounts(r.Context(), s.m.ID, changes)
+	if err != nil {
+		c.fail(w, err)
+		return
 	}
-	timeline = append(timeline, c.callbackEntries(r, s, id)...)
-	sort.SliceStable(timeline, func(i, j int) bool { return timeline[i].At.Before(timeline[j].At) })
-	c.render(w, r, http.StatusOK, "detail.html", s, map[string]any{"Kind": k.name, "ID": id, "Fields": fields(obj),
-		"Related": related, "Timeline": timeline, "Actions": c.actions(k.name, obj), "Obj": obj})
+	for _, ev := range changes {
+		timeline = append(timeline, changeEntry(lang, ev, id, amountText(lang, amounts, ev.ObjectID)))
+	}
+	timeline = append(timeline, c.callbackEntries(r, s, lang, id)...)
+	sort.SliceStable(timeline, func(i, j int) bool { return timeline[i].At.After(timeline[j].At) })
+	data := map[string]any{"Kind": k.name, "ID": id, "Summary": summary(lang, k.name, obj), "Related": related, "Timeline": timeline,
+		"Actions": c.actions(lang, k.name, obj), "Obj": obj, "Raw": string(raw), "Payments": payments}
+	if k.name == "checkouts" {
+		data["Order"], data["Payer"] = field(obj, "order"), field(obj, "payer")
+	}
+	c.render(w, r, http.StatusOK, "detail.html", s, data)
 }
 
-func (c *Console) addRefunds(r *http.Request, s *session, payID string, ids *[]string, related *[]cell, timeline *[]entry) {
+// amount shows a decoded amount in its currency.
+func (c *Console) amount(lang string, v, ccy any) string {
+	m, ok := moneyOf(v)
+	if !ok {
+		return str(v)
+	}
+	return money(lang, m, str(ccy))
+}
+
+// kv is one labelled field of an object's summary.
+type kv struct {
+	Key, Label string
+	Value      any
+	Show       string // id, status, money, time, text
+	Ccy        any
+}
+
+// summaryFields are the fields each kind's summary shows, in order.
+var summaryFields = map[string][]col{
+	"rtp": {{"status", "status"}, {"amount", "money"}, {"description", "text"}, {"orderId", "text"}, {"alias", "text"},
+		{"terminalId", "text"}, {"createdAt", "time"}, {"expiresAt", "time"}, {"updatedAt", "time"}},
+	"qr": {{"status", "status"}, {"type", "text"}, {"amountType", "text"}, {"amount", "money"}, {"amountMin", "money"},
+		{"amountMax", "money"}, {"description", "text"}, {"orderId", "text"}, {"createdAt", "time"}, {"expiresAt", "time"}},
+	"checkouts": {{"status", "status"}, {"amount", "money"}, {"paymentMethod", "text"}, {"language", "text"}, {"createdAt", "time"},
+		{"expiresAt", "time"}, {"completedAt", "time"}, {"failedAt", "time"}, {"cancelledAt", "time"}},
+	"payments": {{"status", "status"}, {"amount", "money"}, {"paymentMethod", "text"}, {"senderName", "text"}, {"senderIban", "text"},
+		{"referenceNumber", "text"}, {"approvalCode", "text"}, {"orderId", "text"}, {"executedAt", "time"}, {"refundedAmount", "money"},
+		{"refundableAmount", "money"}},
+	"refunds": {{"status", "status"}, {"amount", "money"}, {"refundType", "text"}, {"refundReason", "text"}, {"paymentId", "id"},
+		{"executedAt", "time"}},
+}
+
+// labels name the summary's fields (keys of texts) where the API's name
+// is not one already.
+var labels = map[string]string{"terminalId": "terminal", "paymentMethod": "method", "senderName": "payerName", "senderIban": "iban",
+	"referenceNumber": "reference", "approvalCode": "approval", "refundedAmount": "refundsAmount", "refundableAmount": "refundable",
+	"refundType": "type", "refundReason": "reason", "amountMin": "amount", "amountMax": "amount", "language": "lang"}
+
+// summary is an object's main fields, labelled, without the API's
+// duplicates and empty values.
+func summary(lang, kindName string, obj any) []kv {
+	var out []kv
+	for _, f := range summaryFields[kindName] {
+		v := field(obj, f.Key)
+		if v == nil || str(v) == "" {
+			continue
+		}
+		key := f.Key
+		if l, ok := labels[key]; ok {
+			key = l
+		}
+		label := tr(lang, key)
+		switch f.Key {
+		case "amountMin":
+			label += " (min)"
+		case "amountMax":
+			label += " (max)"
+		}
+		out = append(out, kv{Key: f.Key, Label: label, Value: v, Show: f.Show, Ccy: field(obj, "currency")})
+	}
+	return out
+}
+
+func (c *Console) addRefunds(r *http.Request, s *session, lang, payID string, ids *[]string, related *[]cell, timeline *[]entry) {
 	rfs, _, err := c.store.Refunds(r.Context(), sqlstore.RefundFilter{MerchantID: s.m.ID, PaymentID: payID, Count: 100})
 	if err != nil {
 		return
@@ -316,14 +575,15 @@ func (c *Console) addRefunds(r *http.Request, s *session, payID string, ids *[]s
 	for _, rf := range rfs {
 		*ids = append(*ids, rf.ID)
 		href := "/console/refunds/" + url.PathEscape(rf.ID)
-		*related = append(*related, cell{Text: "refund " + rf.ID + " · " + string(rf.Status), Href: href})
-		*timeline = append(*timeline, entry{At: rf.CreatedAt, When: payd.FormatTime(rf.CreatedAt),
-			Text: text["refund.created"] + " " + rf.Amount.String() + " " + rf.Currency + " (" + rf.Reason + ")", Href: href})
+		*related = append(*related, cell{Text: tr(lang, "obj.refund") + " " + rf.ID + " · " + money(lang, rf.Amount, rf.Currency), Href: href,
+			Show: "status", Value: string(rf.Status)})
+		*timeline = append(*timeline, entry{At: rf.CreatedAt, Text: tr(lang, "refund.created") + " · " + money(lang, rf.Amount, rf.Currency) +
+			" (" + rf.Reason + ")", Href: href})
 	}
 }
 
 // callbackEntries are the attempts of every callback about id.
-func (c *Console) callbackEntries(r *http.Request, s *session, id string) []entry {
+func (c *Console) callbackEntries(r *http.Request, s *session, lang, id string) []entry {
 	res := c.call(r, s.token, http.MethodGet, "/v2/callbacks?objectId="+url.QueryEscape(id)+"&count=20&offset=0", nil)
 	items, _ := field(res.Result, "items").([]any)
 	var out []entry
@@ -332,18 +592,17 @@ func (c *Console) callbackEntries(r *http.Request, s *session, id string) []entr
 		href := "/console/callbacks/" + url.PathEscape(cid)
 		d := c.call(r, s.token, http.MethodGet, "/v2/callbacks/"+url.PathEscape(cid), nil)
 		attempts, _ := field(d.Result, "attemptLog").([]any)
-		label := text["callback.sent"] + " " + str(field(it, "event"))
+		label := tr(lang, "callback.sent") + " " + str(field(it, "event"))
 		if len(attempts) == 0 {
-			out = append(out, entry{At: parseTime(field(it, "createdAt")), When: str(field(it, "createdAt")),
-				Text: label + " · " + str(field(it, "state")), Href: href})
+			out = append(out, entry{At: parseTime(field(it, "createdAt")), Text: label + " · " + tr(lang, "st."+str(field(it, "state"))), Href: href})
 		}
 		for _, a := range attempts {
 			result := str(field(a, "statusCode"))
 			if result == "" {
-				result = text["noResponse"] + " " + str(field(a, "error"))
+				result = tr(lang, "noResponse") + " " + str(field(a, "error"))
 			}
-			out = append(out, entry{At: parseTime(field(a, "startedAt")), When: str(field(a, "startedAt")),
-				Text: fmt.Sprintf("%s · %s %s · %s (%s ms)", label, text["attempt"], str(field(a, "attempt")), result, str(field(a, "durationMs"))),
+			out = append(out, entry{At: parseTime(field(a, "startedAt")),
+				Text: fmt.Sprintf("%s · %s %s · %s (%s ms)", label, tr(lang, "attempt"), str(field(a, "attempt")), result, str(field(a, "durationMs"))),
 				Href: href, Detail: str(field(a, "responseBody"))})
 		}
 	}
@@ -368,37 +627,17 @@ func (c *Console) findObject(w http.ResponseWriter, r *http.Request, s *session,
 	c.notFound(w, r, s)
 }
 
-// kv is one field of an object as shown.
-type kv struct{ Key, Value string }
-
-// fields are an object's top-level fields in order, nested ones as JSON.
-func fields(obj any) []kv {
-	m, _ := obj.(map[string]any)
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var out []kv
-	for _, k := range keys {
-		if m[k] == nil {
-			continue
-		}
-		out = append(out, kv{Key: k, Value: str(m[k])})
-	}
-	return out
-}
-
 // action is a form on a detail page.
 type action struct {
-	Name, Label string
-	Inputs      []input
+	Name, Label, Note string
+	Inputs            []input
 }
 
 type input struct{ Name, Label, Value string }
 
 // actions are the forms an object offers in its state.
-func (c *Console) actions(kindName string, obj any) []action {
+func (c *Console) actions(lang, kindName string, obj any) []action {
+	text := texts[lang]
 	status := str(field(obj, "status"))
 	var out []action
 	switch kindName {
@@ -418,7 +657,15 @@ func (c *Console) actions(kindName string, obj any) []action {
 		}
 	case "payments":
 		if field(obj, "isRefundable") == true {
-			out = append(out, action{Name: "refund", Label: text["refund"], Inputs: []input{
+			rule := text["refund.rule"]
+			switch str(field(obj, "paymentMethod")) {
+			case "Rtp":
+				rule = text["refund.ruleRTP"]
+			case "Card":
+				rule = text["refund.ruleCard"]
+			}
+			out = append(out, action{Name: "refund", Label: text["refund"], Note: text["refundable"] + ": " +
+				c.amount(lang, field(obj, "refundableAmount"), field(obj, "currency")) + ". " + rule, Inputs: []input{
 				{Name: "amount", Label: text["amount"], Value: str(field(obj, "refundableAmount"))},
 				{Name: "reason", Label: text["reason"], Value: "console"}}})
 		}
@@ -441,23 +688,23 @@ func (c *Console) act(w http.ResponseWriter, r *http.Request, s *session) {
 			return
 		}
 		res, done = c.call(r, s.token, http.MethodPost, "/v2/rtp/"+url.PathEscape(id)+"/test-accept",
-			map[string]any{"amount": field(rtp.Result, "amount"), "currency": field(rtp.Result, "currency")}), text["accepted"]
+			map[string]any{"amount": field(rtp.Result, "amount"), "currency": field(rtp.Result, "currency")}), c.tr(r, "accepted")
 	case "rtp/reject":
-		res, done = c.call(r, s.token, http.MethodPost, "/v2/rtp/"+url.PathEscape(id)+"/test-reject", map[string]any{}), text["rejected"]
+		res, done = c.call(r, s.token, http.MethodPost, "/v2/rtp/"+url.PathEscape(id)+"/test-reject", map[string]any{}), c.tr(r, "rejected")
 	case "qr/pay":
 		body := map[string]any{"qrId": id, "currency": "MDL", "payerName": r.PostForm.Get("payerName"), "iban": payd.TestIBAN}
 		if a := strings.TrimSpace(r.PostForm.Get("amount")); a != "" {
 			body["amount"] = jsonNumber(a)
 		}
-		res, done = c.call(r, s.token, http.MethodPost, "/v2/instant/test-pay", body), text["paid"]
+		res, done = c.call(r, s.token, http.MethodPost, "/v2/instant/test-pay", body), c.tr(r, "paid")
 	case "payments/refund":
 		body := map[string]any{"reason": r.PostForm.Get("reason")}
 		if a := strings.TrimSpace(r.PostForm.Get("amount")); a != "" {
 			body["amount"] = jsonNumber(a)
 		}
-		res, done = c.call(r, s.token, http.MethodPost, "/v2/payments/"+url.PathEscape(id)+"/refund", body), text["refunded"]
+		res, done = c.call(r, s.token, http.MethodPost, "/v2/payments/"+url.PathEscape(id)+"/refund", body), c.tr(r, "refunded")
 	case "callbacks/resend":
-		res, done = c.call(r, s.token, http.MethodPost, "/v2/callbacks/"+url.PathEscape(id)+"/resend", nil), text["resent"]
+		res, done = c.call(r, s.token, http.MethodPost, "/v2/callbacks/"+url.PathEscape(id)+"/resend", nil), c.tr(r, "resent")
 	case "checkouts/payqr", "checkouts/paycard":
 		if !c.cfg.Sandbox {
 			c.notFound(w, r, s)
@@ -503,9 +750,18 @@ func (c *Console) advanceClock(w http.ResponseWriter, r *http.Request, s *sessio
 		body["seconds"] = r.PostForm.Get("seconds")
 	}
 	res := c.call(r, s.token, http.MethodPost, "/v2/sandbox/clock/advance", body)
-	msg := text["clock.advanced"]
+	msg := c.tr(r, "clock.advanced")
 	if !res.ok() {
 		msg = res.message()
 	}
 	c.back(w, r, back, msg)
+}
+
+// amountText is an object's amount in lang, "" when it has none.
+func amountText(lang string, amounts map[string]sqlstore.ObjectAmount, id string) string {
+	a, ok := amounts[id]
+	if !ok {
+		return ""
+	}
+	return money(lang, a.Amount, a.Currency)
 }

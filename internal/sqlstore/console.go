@@ -3,6 +3,8 @@ package sqlstore
 import (
 	"context"
 	"fmt"
+	"strings"
+	"time"
 
 	"payd"
 )
@@ -47,6 +49,8 @@ func (s *Store) StateCounts(ctx context.Context, merchantID string) ([]StateCoun
 // RefundFilter selects a merchant's refunds, newest first.
 type RefundFilter struct {
 	MerchantID, PaymentID, Status string
+	CreatedFrom, CreatedTo        time.Time // zero: unbounded
+	Oldest                        bool      // oldest first
 	Count, Offset                 int
 }
 
@@ -59,11 +63,21 @@ func (s *Store) Refunds(ctx context.Context, f RefundFilter) ([]*payd.Refund, in
 	if f.Status != "" {
 		where, args = where+" AND status = ?", append(args, f.Status)
 	}
+	if !f.CreatedFrom.IsZero() {
+		where, args = where+" AND created_at >= ?", append(args, ms(f.CreatedFrom))
+	}
+	if !f.CreatedTo.IsZero() {
+		where, args = where+" AND created_at <= ?", append(args, ms(f.CreatedTo))
+	}
 	total, err := s.count(ctx, "SELECT COUNT(*) FROM refunds"+where, args)
 	if err != nil {
 		return nil, 0, fmt.Errorf("count refunds: %w", err)
 	}
-	rows, err := s.query(ctx, "SELECT "+refundCols+" FROM refunds"+where+" ORDER BY created_at DESC, id"+s.limit(f.Count, f.Offset), args...)
+	order := " ORDER BY created_at DESC, id"
+	if f.Oldest {
+		order = " ORDER BY created_at, id"
+	}
+	rows, err := s.query(ctx, "SELECT "+refundCols+" FROM refunds"+where+order+s.limit(f.Count, f.Offset), args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("refunds: %w", err)
 	}
@@ -78,4 +92,51 @@ func (s *Store) RevokeToken(ctx context.Context, token string) error {
 		s.forgetMerchant("") // rare: a sign out
 	}
 	return err
+}
+
+// FailedCallbacksSince counts the merchant's callbacks created since t
+// that failed (the console's overview).
+func (s *Store) FailedCallbacksSince(ctx context.Context, merchantID string, t time.Time) (int, error) {
+	return s.count(ctx, "SELECT COUNT(*) FROM callbacks WHERE merchant_id = ? AND state = 'failed' AND created_at >= ?", []any{merchantID, ms(t)})
+}
+
+// ObjectAmount is an object's amount as the console's timelines name it.
+type ObjectAmount struct {
+	Amount   payd.Money
+	Currency string
+}
+
+// ObjectAmounts are the amounts of the objects of changes that have one
+// (RTPs, checkouts, payments, refunds, QRs with a fixed amount), by id.
+func (s *Store) ObjectAmounts(ctx context.Context, merchantID string, changes []*payd.Change) (map[string]ObjectAmount, error) {
+	out := map[string]ObjectAmount{}
+	byTable := map[string][]any{}
+	table := map[string]string{payd.ObjectRTP: "rtps", payd.ObjectCheckout: "checkouts", payd.ObjectPayment: "payments",
+		payd.ObjectRefund: "refunds", payd.ObjectQR: "qrs"}
+	for _, ch := range changes {
+		if t := table[ch.Object]; t != "" {
+			byTable[t] = append(byTable[t], ch.ObjectID)
+		}
+	}
+	for t, ids := range byTable {
+		rows, err := s.query(ctx, "SELECT id, amount, currency FROM "+t+" WHERE merchant_id = ? AND amount IS NOT NULL AND id IN ("+
+			strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")+")", append([]any{merchantID}, ids...)...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var id, ccy string
+			var amount int64
+			if err := rows.Scan(&id, &amount, &ccy); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[id] = ObjectAmount{Amount: payd.Money(amount), Currency: ccy}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }

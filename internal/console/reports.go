@@ -1,0 +1,242 @@
+package console
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"payd"
+	"payd/internal/sqlstore"
+)
+
+// The console's reports: the CSV export of payments and refunds, the
+// merchant's settlement, and the operator's reconciliation.
+
+// dateRange reads from and to (YYYY-MM-DD, the merchant's zone), by
+// default the last 30 days up to today.
+func (c *Console) dateRange(r *http.Request, s *session) (from, to string, start, end time.Time) {
+	today := s.m.Now(c.clock.Now()).In(Zone)
+	from, to = r.URL.Query().Get("from"), r.URL.Query().Get("to")
+	f, err1 := time.ParseInLocation(time.DateOnly, from, Zone)
+	t, err2 := time.ParseInLocation(time.DateOnly, to, Zone)
+	if err1 != nil || err2 != nil || t.Before(f) || t.Sub(f) > 366*24*time.Hour {
+		t = time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, Zone)
+		f = t.AddDate(0, 0, -29)
+		from, to = f.Format(time.DateOnly), t.Format(time.DateOnly)
+	}
+	return from, to, f, t.AddDate(0, 0, 1).Add(-time.Millisecond)
+}
+
+func (c *Console) exportPage(w http.ResponseWriter, r *http.Request, s *session) {
+	from, to, _, _ := c.dateRange(r, s)
+	c.render(w, r, http.StatusOK, "export.html", s, map[string]any{"From": from, "To": to})
+}
+
+// csvHeaders starts a CSV download.
+func csvHeaders(w http.ResponseWriter, name string) *csv.Writer {
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
+	return csv.NewWriter(w)
+}
+
+// orderedRecord reads a JSON object's keys in their order and its values
+// as CSV text: strings as they are, null as empty, numbers as written,
+// objects and arrays as JSON.
+func orderedRecord(raw json.RawMessage) (keys, vals []string, err error) {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	if _, err := d.Token(); err != nil { // {
+		return nil, nil, err
+	}
+	for d.More() {
+		tok, err := d.Token()
+		if err != nil {
+			return nil, nil, err
+		}
+		var v json.RawMessage
+		if err := d.Decode(&v); err != nil {
+			return nil, nil, err
+		}
+		keys = append(keys, tok.(string))
+		var s string
+		switch {
+		case string(v) == "null":
+		case len(v) > 0 && v[0] == '"':
+			json.Unmarshal(v, &s)
+		default:
+			s = string(v)
+		}
+		vals = append(vals, s)
+	}
+	return keys, vals, nil
+}
+
+// exportPayments streams the payments executed in the range, oldest
+// first, as CSV with the API record's fields as columns, a page of the
+// API's list at a time.
+func (c *Console) exportPayments(w http.ResponseWriter, r *http.Request, s *session) {
+	from, to, start, end := c.dateRange(r, s)
+	cw := csvHeaders(w, "payments-"+from+"-"+to+".csv")
+	var header []string
+	for offset := 0; ; offset += 200 {
+		q := url.Values{"executedAtFrom": {payd.FormatTime(start)}, "executedAtTo": {payd.FormatTime(end)}, "sortBy": {"executedAt"},
+			"order": {"asc"}, "count": {"200"}, "offset": {strconv.Itoa(offset)}}
+		rec := c.serve(r, http.MethodGet, "/v2/payments?"+q.Encode(), nil, func(req *http.Request) {
+			req.Header.Set("Authorization", "Bearer "+s.token)
+		})
+		var page struct {
+			Result struct {
+				Items []json.RawMessage `json:"items"`
+			} `json:"result"`
+		}
+		if rec.status != http.StatusOK || json.Unmarshal(rec.buf.Bytes(), &page) != nil {
+			c.log.Warn("console: payments export cut short", "status", rec.status)
+			break
+		}
+		for _, it := range page.Result.Items {
+			keys, vals, err := orderedRecord(it)
+			if err != nil {
+				continue
+			}
+			if header == nil {
+				header = keys
+				cw.Write(header)
+			}
+			cw.Write(vals)
+		}
+		cw.Flush()
+		if len(page.Result.Items) < 200 {
+			break
+		}
+	}
+	if header == nil {
+		cw.Write([]string{"paymentId"})
+	}
+	cw.Flush()
+}
+
+// refundColumns are the API refund record's fields (GET /v2/payments/refunds/{id}).
+var refundColumns = []string{"id", "refundId", "paymentId", "refundType", "amount", "currency", "refundReason", "executedAt", "status"}
+
+// exportRefunds streams the refunds created in the range, oldest first,
+// with the API refund record's columns.
+func (c *Console) exportRefunds(w http.ResponseWriter, r *http.Request, s *session) {
+	from, to, start, end := c.dateRange(r, s)
+	cw := csvHeaders(w, "refunds-"+from+"-"+to+".csv")
+	cw.Write(refundColumns)
+	for offset := 0; ; offset += 500 {
+		rfs, _, err := c.store.Refunds(r.Context(), sqlstore.RefundFilter{MerchantID: s.m.ID, CreatedFrom: start, CreatedTo: end, Oldest: true,
+			Count: 500, Offset: offset})
+		if err != nil {
+			c.log.Warn("console: refunds export cut short", "err", err)
+			break
+		}
+		for _, rf := range rfs {
+			cw.Write([]string{rf.ID, rf.ID, rf.PaymentID, rf.Type(), rf.Amount.String(), rf.Currency, rf.Reason,
+				payd.FormatTime(rf.ProcessedAt()), string(rf.Status)})
+		}
+		cw.Flush()
+		if len(rfs) < 500 {
+			break
+		}
+	}
+}
+
+// settlementRows are the settlement report's days of the range (UTC dates).
+func (c *Console) settlementRows(r *http.Request, s *session) (from, to string, days, totals []payd.SettlementDay, err error) {
+	from, to, _, _ = c.dateRange(r, s)
+	days, err = c.store.Settlement(r.Context(), s.m.ID, from, to, s.m.Now(c.clock.Now()))
+	return from, to, days, payd.SettlementTotals(days), err
+}
+
+func (c *Console) settlement(w http.ResponseWriter, r *http.Request, s *session) {
+	from, to, days, totals, err := c.settlementRows(r, s)
+	if err != nil {
+		c.fail(w, err)
+		return
+	}
+	for i, j := 0, len(days)-1; i < j; i, j = i+1, j-1 { // newest first
+		days[i], days[j] = days[j], days[i]
+	}
+	links := map[string]string{}
+	for _, d := range days {
+		links[d.Date+d.Currency] = "/console/payments?" + url.Values{"executedAtFrom": {d.Date + "T00:00:00.000+00:00"},
+			"executedAtTo": {d.Date + "T23:59:59.999+00:00"}}.Encode()
+	}
+	c.render(w, r, http.StatusOK, "settlement.html", s, map[string]any{"From": from, "To": to, "Days": days, "Totals": totals, "Links": links})
+}
+
+// settlementCSV is the settlement report as CSV, the API's columns.
+func (c *Console) settlementCSV(w http.ResponseWriter, r *http.Request, s *session) {
+	from, to, days, totals, err := c.settlementRows(r, s)
+	if err != nil {
+		c.fail(w, err)
+		return
+	}
+	cw := csvHeaders(w, "settlement-"+from+"-"+to+".csv")
+	cw.Write([]string{"date", "currency", "payments", "gross", "commission", "refunds", "refunded", "net"})
+	for _, d := range append(days, totals...) {
+		date := d.Date
+		if date == "" {
+			date = "total"
+		}
+		cw.Write([]string{date, d.Currency, strconv.Itoa(d.Payments), d.Gross.String(), d.Commission.String(), strconv.Itoa(d.Refunds),
+			d.Refunded.String(), d.Net.String()})
+	}
+	cw.Flush()
+}
+
+const operatorCookie = "payd_console_operator"
+
+func (c *Console) operatorCookie(value string, maxAge int) *http.Cookie {
+	ck := c.cookie(operatorCookie, value, maxAge)
+	ck.Path = "/console/operator"
+	return ck
+}
+
+// operatorPage is the operator's reconciliation: the operator's token
+// (PAYD_OPERATOR_TOKEN, kept in a cookie of this page only) opens the
+// report of a booking date, read from the API.
+func (c *Console) operatorPage(w http.ResponseWriter, r *http.Request) {
+	web := func(status int, data map[string]any) { c.render(w, r, status, "operator.html", nil, data) }
+	ck, err := r.Cookie(operatorCookie)
+	if err != nil || ck.Value == "" {
+		web(http.StatusOK, map[string]any{"SignIn": true})
+		return
+	}
+	date := r.URL.Query().Get("date")
+	if _, err := time.Parse(time.DateOnly, date); err != nil {
+		date = c.clock.Now().UTC().Format(time.DateOnly)
+	}
+	res := c.call(r, ck.Value, http.MethodGet, "/v2/reports/reconciliation?date="+date, nil)
+	if res.Status == http.StatusUnauthorized {
+		http.SetCookie(w, c.operatorCookie("", -1))
+		web(http.StatusUnauthorized, map[string]any{"SignIn": true, "Error": c.tr(r, "operator.bad")})
+		return
+	}
+	if !res.ok() {
+		web(res.Status, map[string]any{"Error": res.message(), "Date": date})
+		return
+	}
+	web(http.StatusOK, map[string]any{"Date": date, "R": res.Result})
+}
+
+func (c *Console) operatorSignin(w http.ResponseWriter, r *http.Request) {
+	if !sameOrigin(r) || r.ParseForm() != nil {
+		c.render(w, r, http.StatusForbidden, "operator.html", nil, map[string]any{"SignIn": true, "Error": c.tr(r, "forbidden")})
+		return
+	}
+	tok := strings.TrimSpace(r.PostForm.Get("token"))
+	res := c.call(r, tok, http.MethodGet, "/v2/reports/reconciliation?date="+c.clock.Now().UTC().Format(time.DateOnly), nil)
+	if !res.ok() {
+		c.render(w, r, http.StatusUnauthorized, "operator.html", nil, map[string]any{"SignIn": true, "Error": c.tr(r, "operator.bad")})
+		return
+	}
+	http.SetCookie(w, c.operatorCookie(tok, int(c.cfg.SessionTTL/time.Second)))
+	http.Redirect(w, r, "/console/operator", http.StatusSeeOther)
+}

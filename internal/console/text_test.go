@@ -1,0 +1,54 @@
+package console
+
+import (
+	"strings"
+	"testing"
+
+	"payd"
+)
+
+// TestConsoleTextsComplete: every text the console shows exists in each
+// language, and every state a list can show has a label.
+func TestConsoleTextsComplete(t *testing.T) {
+	for _, lang := range languages {
+		for key := range texts["en"] {
+			if texts[lang][key] == "" {
+				t.Errorf("%s lacks %q", lang, key)
+			}
+		}
+		for key := range texts[lang] {
+			if _, ok := texts["en"][key]; !ok {
+				t.Errorf("%s has %q, which en does not", lang, key)
+			}
+		}
+	}
+	for _, k := range kinds {
+		for _, st := range legend(k) {
+			if _, ok := texts["en"]["st."+st]; !ok {
+				t.Errorf("state %s of %s has no label", st, k.name)
+			}
+			if badges[st] == "" {
+				t.Errorf("state %s of %s has no badge", st, k.name)
+			}
+		}
+	}
+}
+
+func TestMoneyPerLanguage(t *testing.T) {
+	for _, c := range []struct {
+		lang string
+		m    payd.Money
+		want string
+	}{
+		{"ro", 124990, "1\u00a0249,90\u00a0MDL"}, {"ru", 50, "0,50\u00a0MDL"}, {"en", 124990, "MDL\u00a01,249.90"},
+		{"en", 100000000, "MDL\u00a01,000,000.00"}, {"ro", -1050, "−10,50\u00a0MDL"},
+	} {
+		if got := money(c.lang, c.m, "MDL"); got != c.want {
+			t.Errorf("money(%s, %d) = %q, want %q", c.lang, c.m, got, c.want)
+		}
+	}
+	got := string(when("ro", payd.UnixMilli(1795514400000)))
+	if !strings.Contains(got, "nov.") || !strings.Contains(got, `datetime="2026-11-24T10:00:00.000+00:00"`) || !strings.Contains(got, "12:00:00") {
+		t.Errorf("when: %s", got)
+	}
+}
