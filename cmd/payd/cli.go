@@ -43,6 +43,8 @@ var commands = []command{
 		"payd reconcile import statement-2026-11-25.xml", storeFlags},
 	{"reconcile report", "--date YYYY-MM-DD [--json]", "the reconciliation of a booking date: every entry's outcome, and what no statement booked",
 		"payd reconcile report --date 2026-11-25", storeFlags},
+	{"healthcheck", "[--url URL]", "exit 0 when payd answers /readyz with 200 (a container's health check; no curl needed)",
+		"payd healthcheck --url http://127.0.0.1:8080/readyz", []string{}},
 	{"version", "", "print the version, commit and build time", "payd version", []string{}},
 }
 

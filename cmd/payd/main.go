@@ -98,6 +98,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		err = backup(ctx, args, getenv, stdout, stderr)
 	case "reconcile":
 		err = reconcileCmd(ctx, args, getenv, stdout, stderr)
+	case "healthcheck":
+		err = healthcheck(ctx, args, getenv, stdout)
 	case "keys":
 		err = keysCmd(ctx, args, getenv, stdout, stderr)
 	case "version":
