@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Produces the figures of BENCHMARKS.md: builds payd and payd-load, and on
 # each database seeds 1,000,000 RTPs across 100 merchants, starts payd, and
-# runs every scenario with the floors measured in the same run.
+# runs every scenario with the floors measured in the same run, in the
+# sandbox, then again in production mode (the iso20022 rails).
 #   bench/run.sh [sqlite|postgres ...]   (default: both)   DURATION=10s C=32 RTPS=1000000
 #   LOGDIR=DIR keeps each engine's server log there (serve-ENGINE.log)
 set -euo pipefail
@@ -63,6 +64,29 @@ for engine in "${@:-sqlite postgres}"; do
     $L -d "$D" -c 64 -scenarios overload
     kill $pid; wait $pid 2>/dev/null || true
     if [ -n "${LOGDIR:-}" ]; then mkdir -p "$LOGDIR" && cp "$work/serve-$e.log" "$LOGDIR/"; fi
+
+    # The same database in production mode, as operators run it: the
+    # iso20022 rails, payd-load as the connector (it checks every signature,
+    # answers 200 and times each pain.013 from the API's answer), an https
+    # public URL. The sandbox-only scenarios (test-pay, test-accept) are
+    # left out; the money path is the rails' credits.
+    echo "=== $e, production mode (PAYD_RAILS=iso20022)"
+    sink=127.0.0.1:18191
+    PAYD_DATABASE_URL="$db" PAYD_MODE=production PAYD_PUBLIC_URL=https://payd.example PAYD_RAILS=iso20022 \
+      PAYD_RAILS_URL="http://$sink/iso20022" PAYD_RAILS_KEY=bench-shared-secret-0123 PAYD_RAILS_BIC=PAYDMD22 \
+      PAYD_CALLBACK_ALLOW=127.0.0.0/8 PAYD_ALLOW_HTTP_URLS=true \
+      PAYD_TOKEN_RATE_CLIENT=100000000 PAYD_TOKEN_RATE_ADDR=100000000 PAYD_TOKEN_TTL=1h \
+      "$work/payd" serve --addr 127.0.0.1:18181 > /dev/null 2> "$work/serve-$e-production.log" &
+    pid=$!
+    until curl -sf http://127.0.0.1:18181/readyz > /dev/null; do sleep 0.1; done
+    P="$work/payd-load run -target http://127.0.0.1:18181 -database-url $db -c $C -server-pid $pid -creds $work/creds.json -rails-sink $sink"
+    PAYD_RAILS_KEY=bench-shared-secret-0123 $P -d "$D" \
+      -scenarios http-floor,storage-floor,token,rtp-create,rtp-get,checkout-create,storage-floor,rtp-create,http-floor,rtp-get,storage-floor,rails-credit
+    echo "--- production: every list shape at 4 connections:"
+    PAYD_RAILS_KEY=bench-shared-secret-0123 "$work/payd-load" run -target http://127.0.0.1:18181 -database-url "$db" -c 4 \
+      -server-pid $pid -creds "$work/creds.json" -rails-sink $sink -d "$D" -scenarios rtp-list
+    kill $pid; wait $pid 2>/dev/null || true
+    if [ -n "${LOGDIR:-}" ]; then cp "$work/serve-$e-production.log" "$LOGDIR/"; fi
     if [ "$e" = postgres ]; then psql "$PG" -qc "DROP SCHEMA $schema CASCADE"; fi
   done
 done

@@ -78,6 +78,7 @@ func takeNetErrors() map[string]int {
 
 type callbackStats struct {
 	From       string // what the delays are measured from: "accept" (the API's answer) by default
+	What       string // what arrives: "callbacks" by default
 	Delays     []time.Duration
 	Lost, Dups int
 	Sustained  float64 // callbacks per second over the run
@@ -119,12 +120,15 @@ func (s *stats) String() string {
 	}
 	if cb := s.Callbacks; cb != nil {
 		sort.Slice(cb.Delays, func(i, j int) bool { return cb.Delays[i] < cb.Delays[j] })
-		from := cb.From
+		from, what := cb.From, cb.What
 		if from == "" {
 			from = "accept"
 		}
-		out += fmt.Sprintf("\n%-30s %8d callbacks %6.0f/s  %s→arrival p50 %7s  p99 %7s  max %7s  lost %d  duplicated %d",
-			"", len(cb.Delays), cb.Sustained, from, ms(pct(cb.Delays, .5)), ms(pct(cb.Delays, .99)), ms(pct(cb.Delays, 1)), cb.Lost, cb.Dups)
+		if what == "" {
+			what = "callbacks"
+		}
+		out += fmt.Sprintf("\n%-30s %8d %-9s %6.0f/s  %s→arrival p50 %7s  p99 %7s  max %7s  lost %d  duplicated %d",
+			"", len(cb.Delays), what, cb.Sustained, from, ms(pct(cb.Delays, .5)), ms(pct(cb.Delays, .99)), ms(pct(cb.Delays, 1)), cb.Lost, cb.Dups)
 	}
 	return out
 }

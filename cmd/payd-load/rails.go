@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"net"
+	"regexp"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -111,4 +114,37 @@ func (r *runner) sendCredit(ctx context.Context, body []byte) (int, []byte) {
 		return http.StatusBadGateway, answer
 	}
 	return status, answer
+}
+
+// The connector's side of RTP creation: with -rails-sink payd-load is the
+// connector payd POSTs its messages to (PAYD_RAILS_URL=http://ADDR/iso20022),
+// checking each signature and answering 200, and rtp-create measures the
+// delay from the API's answer to the RTP's pain.013 arriving there.
+var (
+	railsSink string
+	sink      *tracker
+)
+
+var pmtInfRE = regexp.MustCompile(`<PmtInfId>([^<]+)</PmtInfId>`)
+
+// startSink serves the connector on addr.
+func startSink(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("rails sink: %w", err)
+	}
+	sink = newTracker("rtpId")
+	go (&http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		now := time.Now()
+		if err != nil || iso20022.Verify(r.Header, railsKey, body, now) != nil {
+			http.Error(w, "unsigned", http.StatusUnauthorized)
+			return
+		}
+		if m := pmtInfRE.FindSubmatch(body); m != nil && bytes.Contains(body, []byte(iso20022.NSPain013)) {
+			sink.arrive(payd.NormalizeRef(string(m[1])), now)
+		}
+		w.WriteHeader(http.StatusOK)
+	})}).Serve(ln)
+	return nil
 }

@@ -49,6 +49,7 @@ func runCmd(ctx context.Context, args []string) error {
 	railsKeyFile := fs.String("rails-key-file", "", "rails-credit: the file holding payd's PAYD_RAILS_KEY (default: $PAYD_RAILS_KEY)")
 	fs.StringVar(&railsBIC, "rails-bic", railsBIC, "rails-credit: payd's PAYD_RAILS_BIC, the credits' creditor agent")
 	fs.IntVar(&railsQRs, "rails-qrs", railsQRs, "rails-credit: how many Static QRs the credits go round")
+	fs.StringVar(&railsSink, "rails-sink", "", "be payd's connector on this address (PAYD_RAILS_URL=http://ADDR/iso20022): rtp-create then measures each pain.013's arrival")
 	fs.Parse(args)
 	var err error
 	if railsKey, err = railsKeyFrom(*railsKeyFile); err != nil {
@@ -57,6 +58,14 @@ func runCmd(ctx context.Context, args []string) error {
 	dbURL = *dbURLFlag
 	if err := loopbackOnly(*target); err != nil {
 		return err
+	}
+	if railsSink != "" {
+		if railsKey == "" {
+			return fmt.Errorf("-rails-sink needs payd's rails key (-rails-key-file or PAYD_RAILS_KEY)")
+		}
+		if err := startSink(railsSink); err != nil {
+			return err
+		}
 	}
 	store, err := openStore(dbURL)
 	if err != nil {
@@ -179,17 +188,31 @@ func (r *runner) scenario(ctx context.Context, name string) ([]*stats, error) {
 		})}, nil
 	case "rtp-create":
 		var mu sync.Mutex
+		if sink != nil {
+			sink.mu.Lock()
+			sink.accepted = map[string]time.Time{}
+			sink.mu.Unlock()
+		}
 		st := drive(ctx, name, r.c, r.n, r.d, func(ctx context.Context, _ int) int {
 			s, b := do(ctx, r.hc, "POST", r.target+"/v2/rtp", r.token, r.rtpBody(""))
 			if s == 200 {
+				id := field(b, "rtpId")
+				if sink != nil {
+					sink.answered(id, time.Now())
+				}
 				mu.Lock()
 				if len(r.rtpIDs) < 100_000 {
-					r.rtpIDs = append(r.rtpIDs, field(b, "rtpId"))
+					r.rtpIDs = append(r.rtpIDs, id)
 				}
 				mu.Unlock()
 			}
 			return s
 		})
+		if sink != nil {
+			// The connector's side: each RTP's pain.013, from the API's answer.
+			st.Callbacks = sink.finish()
+			st.Callbacks.From, st.Callbacks.What = "answer", "pain.013"
+		}
 		return []*stats{st}, nil
 	case "rtp-get":
 		if len(r.rtpIDs) == 0 {
@@ -382,9 +405,16 @@ func (r *runner) rtpFlow(ctx context.Context, name string, during func(ctx conte
 // name the scenario made unique) and measures the delay from payd's
 // answer to the callback's arrival.
 type receiver struct {
+	*tracker
+	url string
+	srv *http.Server
+}
+
+// tracker pairs what payd answered with what arrived after it (a
+// callback, a pain.013 at the connector), by a key, and measures the
+// delay between them.
+type tracker struct {
 	key      string
-	url      string
-	srv      *http.Server
 	mu       sync.Mutex
 	accepted map[string]time.Time
 	arrived  map[string]time.Time
@@ -394,12 +424,16 @@ type receiver struct {
 	last     time.Time
 }
 
+func newTracker(key string) *tracker {
+	return &tracker{key: key, accepted: map[string]time.Time{}, arrived: map[string]time.Time{}}
+}
+
 func newReceiver(key string) (*receiver, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	rc := &receiver{key: key, url: "http://" + ln.Addr().String() + "/cb", accepted: map[string]time.Time{}, arrived: map[string]time.Time{}}
+	rc := &receiver{tracker: newTracker(key), url: "http://" + ln.Addr().String() + "/cb"}
 	rc.srv = &http.Server{Handler: http.HandlerFunc(rc.serve)}
 	go rc.srv.Serve(ln)
 	return rc, nil
@@ -412,6 +446,11 @@ func (rc *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	}
 	json.NewDecoder(bufio.NewReader(req.Body)).Decode(&v)
 	k, _ := v.Result[rc.key].(string)
+	rc.arrive(k, now)
+}
+
+// arrive records that k arrived at now.
+func (rc *tracker) arrive(k string, now time.Time) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if _, seen := rc.arrived[k]; seen {
@@ -428,9 +467,8 @@ func (rc *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	rc.last = now
 }
 
-// answered records that payd answered the payment k at (its callback is
-// now due).
-func (rc *receiver) answered(k string, at time.Time) {
+// answered records that payd answered about k at (what follows is now due).
+func (rc *tracker) answered(k string, at time.Time) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if arrivedAt, ok := rc.arrived[k]; ok { // the callback beat the response home
@@ -442,7 +480,7 @@ func (rc *receiver) answered(k string, at time.Time) {
 // finish waits for the stragglers, up to 30 s (longer than a failed first
 // attempt's retry, 10 s + jitter, plus an attempt's 10 s timeout), and
 // reports the callbacks: every answered payment's, lost, duplicated.
-func (rc *receiver) finish() *callbackStats {
+func (rc *tracker) finish() *callbackStats {
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		rc.mu.Lock()
 		done := allArrived(rc.accepted, rc.arrived)

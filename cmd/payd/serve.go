@@ -128,7 +128,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 
 	callbacksWake, refundsWake := worker.NewWaker(), worker.NewWaker()
-	store.SetNotify(func() { callbacksWake.Wake(); refundsWake.Wake() })
+	store.SetNotify(callbacksWake.Wake, refundsWake.Wake)
 	store.SetRailsOrders(c.Rails == "iso20022")
 
 	// The sandbox's simulated network, one for the test endpoints, the
@@ -205,13 +205,21 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		loop("refunds", worker.RefundInterval, refundsWake, 100, (&sandbox.Refunds{Store: store, Ledger: store, Clock: clock}).RunOnce)
 		loop("rtp-auto", worker.AutoInterval, nil, 100, (&sandbox.Decisions{Store: store, Payer: payer, Clock: clock, Log: log}).RunOnce)
 	case "iso20022":
-		var out payd.Rails = &iso20022.Rails{URL: c.RailsURL, Key: c.RailsKey, BIC: c.RailsBIC, Clock: clock}
+		// Connections to the connector are kept alive, one per delivery
+		// the orders loop runs at once.
+		connector := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConns: 64, MaxIdleConnsPerHost: 64,
+			IdleConnTimeout: 90 * time.Second, ForceAttemptHTTP2: true}}
+		var out payd.Rails = &iso20022.Rails{URL: c.RailsURL, Key: c.RailsKey, BIC: c.RailsBIC, Clock: clock, Client: connector}
 		if acquirer != nil {
 			out = ordersTo{rails: out, cards: acquirer}
 		}
-		loop("rails-orders", worker.RefundInterval, refundsWake, 32, (&worker.Orders{
-			Store: store, Rails: out, Clock: clock, Log: log, Owner: instance, Lease: c.CallbackLease,
-		}).RunOnce)
+		// Two passes at once, as for callbacks: one gathers while the other
+		// waits for its slowest delivery (worker.OrderLoops).
+		for range worker.OrderLoops {
+			loop("rails-orders", worker.RefundInterval, refundsWake, 256, (&worker.Orders{
+				Store: store, Rails: out, Clock: clock, Log: log, Owner: instance, Lease: c.CallbackLease,
+			}).RunOnce)
+		}
 		api.Mount("POST /rails/iso20022", &iso20022.Inbound{Ledger: store, Inbox: store, Statements: store, Key: c.RailsKey, BIC: c.RailsBIC, Clock: clock, Log: log})
 	}
 	if acquirer != nil {

@@ -310,7 +310,7 @@ func (s *Store) ResendCallback(ctx context.Context, id string, now time.Time) er
 		return nil
 	})
 	if err == nil {
-		s.queued()
+		s.queuedCallbacks()
 	}
 	return err
 }
@@ -381,6 +381,6 @@ func (s *Store) ReplayCallback(ctx context.Context, m *payd.Merchant, id string,
 	if err != nil {
 		return nil, err
 	}
-	s.queued()
+	s.queuedCallbacks()
 	return c, nil
 }

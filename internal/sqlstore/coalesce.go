@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"strings"
@@ -195,8 +196,9 @@ func (c *rtpReader) serve(reads []rtpRead) {
 const insertWriters = 2
 
 type rtpInsert struct {
-	r    *payd.RTP
-	done chan error
+	r     *payd.RTP
+	order *payd.RailsOrder // its outbox row (the rails' pain.013), when the rails take orders
+	done  chan error
 }
 
 type rtpInserter struct{ coalescer[rtpInsert] }
@@ -206,8 +208,8 @@ type rtpInserter struct{ coalescer[rtpInsert] }
 // the caller must not report a failure for a row that exists. Should the
 // store close first, the inserters stop: a create they no longer take is
 // given up after coalesceTimeout.
-func (c *rtpInserter) insert(ctx context.Context, r *payd.RTP) error {
-	q := rtpInsert{r: r, done: make(chan error, 1)}
+func (c *rtpInserter) insert(ctx context.Context, r *payd.RTP, order *payd.RailsOrder) error {
+	q := rtpInsert{r: r, order: order, done: make(chan error, 1)}
 	if err := c.enqueue(ctx, q); err != nil {
 		return err
 	}
@@ -237,14 +239,30 @@ var insertRTPs = func() string {
 	return "INSERT INTO rtps (" + rtpCols + ") SELECT * FROM unnest(" + strings.Join(arrays, ", ") + ")"
 }()
 
+// insertRTPsWithOrders inserts the RTPs and their outbox rows in one
+// statement (so in one transaction): the RTP's arrays, then the orders'
+// id, kind, merchant_id, object_id, data, next_attempt_at, created_at.
+var insertRTPsWithOrders = "WITH r AS (" + insertRTPs + `) INSERT INTO rails_orders
+	(id, kind, merchant_id, object_id, data, state, attempts, next_attempt_at, created_at)
+	SELECT id, kind, merchant_id, object_id, data, 'pending', 0, next_attempt_at, created_at
+	FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[])
+	AS o(id, kind, merchant_id, object_id, data, next_attempt_at, created_at)`
+
 func (c *rtpInserter) serve(ins []rtpInsert) {
 	ctx, cancel := context.WithTimeout(context.Background(), coalesceTimeout)
 	defer cancel()
 	c.statements.Add(1)
 	if len(ins) > 1 {
 		args, err := rtpColumns(ins)
+		q := insertRTPs
+		if err == nil && ins[0].order != nil {
+			var orders []any
+			if orders, err = orderColumns(ins); err == nil {
+				args, q = append(args, orders...), insertRTPsWithOrders
+			}
+		}
 		if err == nil {
-			err = c.s.write1(ctx, insertRTPs, args...)
+			err = c.s.write1(ctx, q, args...)
 		}
 		if err == nil {
 			for _, q := range ins {
@@ -255,8 +273,43 @@ func (c *rtpInserter) serve(ins []rtpInsert) {
 		c.statements.Add(int64(len(ins)))
 	}
 	for _, q := range ins {
-		q.done <- c.s.write1(ctx, insertRTP, rtpArgs(q.r)...)
+		q.done <- c.insertOne(ctx, q)
 	}
+}
+
+// insertOne inserts one RTP, with its outbox row in the same transaction.
+func (c *rtpInserter) insertOne(ctx context.Context, q rtpInsert) error {
+	if q.order == nil {
+		return c.s.write1(ctx, insertRTP, rtpArgs(q.r)...)
+	}
+	return c.s.inTx(ctx, func(t *tx) error {
+		if _, err := t.exec(ctx, insertRTP, rtpArgs(q.r)...); err != nil {
+			return err
+		}
+		return t.insertOrder(ctx, q.order)
+	})
+}
+
+// orderColumns is the outbox rows of ins as one array per column (every
+// insert of a batch has its order, or none has: the rails take orders or
+// not).
+func orderColumns(ins []rtpInsert) ([]any, error) {
+	ids, kinds, merchants, objects, data := make([]string, len(ins)), make([]string, len(ins)), make([]string, len(ins)),
+		make([]string, len(ins)), make([]string, len(ins))
+	next, created := make([]int64, len(ins)), make([]int64, len(ins))
+	for i, q := range ins {
+		o := q.order
+		if o == nil {
+			return nil, fmt.Errorf("coalesced insert: an RTP without its order")
+		}
+		b, err := json.Marshal(o.Data)
+		if err != nil {
+			return nil, err
+		}
+		ids[i], kinds[i], merchants[i], objects[i], data[i] = o.ID, string(o.Kind), o.MerchantID, o.ObjectID, string(b)
+		next[i], created[i] = ms(o.NextAttemptAt), ms(o.CreatedAt)
+	}
+	return []any{ids, kinds, merchants, objects, data, next, created}, nil
 }
 
 // rtpColumns is the rows of ins as one typed array per column, in rtpCols

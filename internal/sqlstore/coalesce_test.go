@@ -198,3 +198,48 @@ func concurrently(t *testing.T, n int, f func(g int) error) {
 		}
 	}
 }
+
+// TestCoalescedCreatesWithOrders: with the rails taking orders, concurrent
+// RTP creates on PostgreSQL share statements and each RTP is written with
+// its pain.013 order, on both engines: no RTP without its order.
+func TestCoalescedCreatesWithOrders(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
+		s.SetRailsOrders(true)
+		m, _ := newMerchant(t, s, 0)
+		before := s.CoalescedInserts()
+		const n = 64
+		concurrently(t, n, func(g int) error {
+			amount, exp := payd.Money(100+g), storetest.Epoch.Add(time.Hour)
+			r, err := payd.NewRTP(payd.RTPInput{Alias: "37369000001", Amount: &amount, ExpiresAt: &exp, Currency: "MDL", Description: "x"}, m.ID, storetest.Epoch)
+			if err != nil {
+				return err
+			}
+			return s.CreateRTP(ctx, m, r)
+		})
+		orders, err := s.ClaimOrders(ctx, "t", storetest.Epoch.Add(time.Minute), time.Minute, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent := map[string]bool{}
+		for _, o := range orders {
+			if o.Kind == payd.OrderSendRTP {
+				sent[o.ObjectID] = true
+			}
+		}
+		rs, _, err := s.RTPs(ctx, payd.RTPFilter{MerchantID: m.ID, Count: 1000}, storetest.Epoch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rs) != n || len(sent) != n {
+			t.Fatalf("%d RTPs, %d pain.013 orders; want %d of each", len(rs), len(sent), n)
+		}
+		for _, r := range rs {
+			if !sent[r.ID] {
+				t.Errorf("RTP %s has no order", r.ID)
+			}
+		}
+		if s.Engine() == sqlstore.Postgres {
+			t.Logf("%d creates in %d statements", n, s.CoalescedInserts()-before)
+		}
+	})
+}

@@ -49,9 +49,10 @@ type Store struct {
 	rtps    rtpReader   // PostgreSQL
 	inserts rtpInserter // PostgreSQL
 	refs    refs        // payment references drawn ahead
-	// notify is called after a transaction that queued callbacks or
-	// refunds commits, so the background loops can start at once.
-	notify func()
+	// notifyCallbacks and notifyOrders are called after a transaction
+	// that queued callbacks, or rails orders and refunds, commits, so the
+	// background loops can start at once.
+	notifyCallbacks, notifyOrders func()
 	// inactivity is PAYD_QR_INACTIVITY (0: the 30-day default).
 	inactivity time.Duration
 	// statementsTaken counts the bank statements this process took.
@@ -182,13 +183,26 @@ func (s *Store) Close() error {
 	return err
 }
 
-// SetNotify installs the function called after a commit that queued work
-// for the background loops.
-func (s *Store) SetNotify(f func()) { s.notify = f }
+// SetNotify installs the functions called after a commit that queued
+// work for the background loops: callbacks to deliver, and rails orders
+// (or, in the sandbox, refunds) to process.
+func (s *Store) SetNotify(callbacks, orders func()) { s.notifyCallbacks, s.notifyOrders = callbacks, orders }
 
+// queued wakes every loop; queuedCallbacks and queuedOrders only theirs.
 func (s *Store) queued() {
-	if s.notify != nil {
-		s.notify()
+	s.queuedCallbacks()
+	s.queuedOrders()
+}
+
+func (s *Store) queuedCallbacks() {
+	if s.notifyCallbacks != nil {
+		s.notifyCallbacks()
+	}
+}
+
+func (s *Store) queuedOrders() {
+	if s.notifyOrders != nil {
+		s.notifyOrders()
 	}
 }
 

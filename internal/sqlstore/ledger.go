@@ -74,7 +74,7 @@ func (s *Store) CreditRTP(ctx context.Context, merchantID string, c payd.Credit,
 		return nil, nil, err
 	}
 	if queued {
-		s.queued()
+		s.queuedCallbacks()
 	}
 	return r, p, nil
 }
@@ -82,16 +82,24 @@ func (s *Store) CreditRTP(ctx context.Context, merchantID string, c payd.Credit,
 // Credit records a network's credit for its target, whatever it is: an RTP
 // (CreditRTP) or a QR or extension (CreditQR).
 func (s *Store) Credit(ctx context.Context, c payd.Credit, now time.Time) (*payd.Payment, error) {
-	var one int
-	err := s.queryRow(ctx, "SELECT 1 FROM rtps WHERE id = ?", c.TargetID).Scan(&one)
+	// What the id names, in one statement: an RTP, a QR, or an extension (and its QR).
+	var kind, qrID string
+	err := s.queryRow(ctx, `SELECT 'rtp', id FROM rtps WHERE id = ? UNION ALL SELECT 'qr', id FROM qrs WHERE id = ?
+		UNION ALL SELECT 'ext', qr_id FROM qr_extensions WHERE id = ?`, c.TargetID, c.TargetID, c.TargetID).Scan(&kind, &qrID)
 	switch {
-	case err == nil:
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, payd.ErrNotFound
+	case err != nil:
+		return nil, err
+	case kind == "rtp":
 		_, p, err := s.CreditRTP(ctx, "", c, now)
 		return p, err
-	case !errors.Is(err, sql.ErrNoRows):
-		return nil, err
 	}
-	_, p, err := s.CreditQR(ctx, "", c, now)
+	extID := ""
+	if kind == "ext" {
+		extID = c.TargetID
+	}
+	_, p, err := s.creditQR(ctx, "", qrID, extID, c, now)
 	return p, err
 }
 
@@ -142,6 +150,12 @@ func (s *Store) CreditQR(ctx context.Context, merchantID string, c payd.Credit, 
 			return nil, nil, err
 		}
 	}
+	return s.creditQR(ctx, merchantID, qrID, extID, c, now)
+}
+
+// creditQR is CreditQR for the QR qrID (paid through its extension extID
+// when not "").
+func (s *Store) creditQR(ctx context.Context, merchantID, qrID, extID string, c payd.Credit, now time.Time) (*payd.QR, *payd.Payment, error) {
 	var p *payd.Payment
 	queued := false
 	q, err := s.updateQR(ctx, merchantID, qrID, now, func(t *tx, q *payd.QR) error {
@@ -184,7 +198,7 @@ func (s *Store) CreditQR(ctx context.Context, merchantID string, c payd.Credit, 
 		return nil, nil, err
 	}
 	if queued {
-		s.queued()
+		s.queuedCallbacks()
 	}
 	return q, p, nil
 }
@@ -338,7 +352,7 @@ func (s *Store) settleRefund(ctx context.Context, id string, outcome payd.Refund
 		return nil, err
 	}
 	if queued {
-		s.queued()
+		s.queuedCallbacks()
 	}
 	return rf, nil
 }

@@ -142,7 +142,9 @@ func (t *tx) lockQR(ctx context.Context, merchantID, id string) (*payd.QR, error
 // saveQR writes q's state, guarded by the stored status and extension it
 // was loaded with, and the status of its current extension.
 func (t *tx) saveQR(ctx context.Context, q *payd.QR, fromStatus payd.QRStatus, fromExt string) error {
-	res, err := t.exec(ctx, `UPDATE qrs SET status = ?, extension_id = ?, amount = ?, amount_min = ?, amount_max = ?,
+	// Queued with the transaction's other writes on PostgreSQL (writes.go):
+	// the row is locked, and a guard that misses ends the transaction.
+	err := t.write(ctx, 1, payd.ErrConflict, `UPDATE qrs SET status = ?, extension_id = ?, amount = ?, amount_min = ?, amount_max = ?,
 		description = ?, order_id = ?, callback_url = ?, redirect_url = ?, expires_at = ?, idle_from = ?, cancel_reason = ?,
 		updated_at = ? WHERE id = ? AND status = ? AND COALESCE(extension_id, '') = ?`,
 		string(q.Status), nullStr(q.ExtensionID), moneyArg(q.Amounts.Amount), moneyArg(q.Amounts.Min), moneyArg(q.Amounts.Max),
@@ -150,9 +152,6 @@ func (t *tx) saveQR(ctx context.Context, q *payd.QR, fromStatus payd.QRStatus, f
 		ms(q.IdleFrom), nullStr(q.CancelReason), ms(q.UpdatedAt), q.ID, string(fromStatus), fromExt)
 	if err != nil {
 		return fmt.Errorf("save qr %s: %w", q.ID, err)
-	}
-	if n, _ := res.RowsAffected(); n != 1 {
-		return payd.ErrConflict
 	}
 	return t.event(ctx, q.MerchantID, payd.ObjectQR, q.ID, string(fromStatus), string(q.Status), q.UpdatedAt)
 }

@@ -2,6 +2,8 @@ package sqlstore
 
 import (
 	"context"
+	"sort"
+	"strings"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -53,24 +55,57 @@ func (t *tx) insertOrder(ctx context.Context, o *payd.RailsOrder) error {
 }
 
 // ClaimOrders leases up to limit due rails orders to owner until
-// now+lease, oldest first, as ClaimCallbacks does.
+// now+lease, oldest first, as ClaimCallbacks does, and returns them in the
+// order they were written. An order is claimed only when no earlier order
+// of its object is pending (a cancel never overtakes its RTP, on any
+// instance, whatever the clocks say).
 func (s *Store) ClaimOrders(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]*payd.RailsOrder, error) {
-	var out []*payd.RailsOrder
+	type seqOrder struct {
+		o   *payd.RailsOrder
+		seq int64
+	}
+	var out []seqOrder
+	seq := s.orderSeq()
 	err := s.inTx(ctx, func(t *tx) error {
+		out = out[:0]
 		rows, err := t.query(ctx, `UPDATE rails_orders SET lease_owner = ?, lease_until = ?
-			WHERE id IN (SELECT id FROM rails_orders WHERE state = 'pending' AND next_attempt_at <= ?
-				AND (lease_until IS NULL OR lease_until <= ?) ORDER BY next_attempt_at, created_at`+rowLimit(limit)+s.skipLocked()+`)
-			RETURNING `+orderCols, owner, ms(now.Add(lease)), ms(now), ms(now))
+			WHERE id IN (SELECT o.id FROM rails_orders o WHERE o.state = 'pending' AND o.next_attempt_at <= ?
+				AND (o.lease_until IS NULL OR o.lease_until <= ?)
+				AND NOT EXISTS (SELECT 1 FROM rails_orders e WHERE e.object_id = o.object_id AND e.state = 'pending' AND e.`+seq+` < o.`+seq+`)
+				ORDER BY o.next_attempt_at, o.`+seq+rowLimit(limit)+s.skipLocked()+`)
+			RETURNING `+orderCols+`, `+seq, owner, ms(now.Add(lease)), ms(now), ms(now))
 		if err != nil {
 			return fmt.Errorf("claim rails orders: %w", err)
 		}
-		out, err = scanAll(rows, scanOrder)
-		return err
+		defer rows.Close()
+		for rows.Next() {
+			var n int64
+			o, err := scanOrder(scanFunc(func(dest ...any) error { return rows.Scan(append(dest, &n)...) }))
+			if err != nil {
+				return err
+			}
+			out = append(out, seqOrder{o, n})
+		}
+		return rows.Err()
 	})
 	if err != nil {
 		return nil, err // a claim that did not commit leased nothing
 	}
-	return out, nil
+	sort.Slice(out, func(i, j int) bool { return out[i].seq < out[j].seq })
+	orders := make([]*payd.RailsOrder, len(out))
+	for i, x := range out {
+		orders[i] = x.o
+	}
+	return orders, nil
+}
+
+// orderSeq is the column that says in which order rails orders were
+// written: seq on PostgreSQL (a sequence), the rowid on SQLite.
+func (s *Store) orderSeq() string {
+	if s.engine == Postgres {
+		return "seq"
+	}
+	return "rowid"
 }
 
 // OrderDelivered records that the network took an order sent under owner's
@@ -226,4 +261,50 @@ func (s *Store) Recorded(ctx context.Context, msgID string) (payd.Message, bool,
 	}
 	m.At = payd.UnixMilli(at)
 	return m, err == nil, err
+}
+
+// OrdersDelivered marks orders that need nothing more than their delivery
+// (an RTP's pain.013, its camt.055) delivered, in one transaction; it
+// returns how many were still leased to owner.
+func (s *Store) OrdersDelivered(ctx context.Context, orders []*payd.RailsOrder, owner string, now time.Time) (int, error) {
+	var n int64
+	err := s.inTx(ctx, func(t *tx) error {
+		n = 0
+		for i := 0; i < len(orders); i += 500 {
+			chunk := orders[i:min(i+500, len(orders))]
+			args := []any{ms(now), owner}
+			for _, o := range chunk {
+				args = append(args, o.ID)
+			}
+			res, err := t.exec(ctx, `UPDATE rails_orders SET state = 'delivered', attempts = attempts + 1, delivered_at = ?,
+				last_error = NULL, lease_owner = NULL, lease_until = NULL WHERE lease_owner = ? AND state = 'pending' AND id IN (`+
+				strings.TrimSuffix(strings.Repeat("?,", len(chunk)), ",")+")", args...)
+			if err != nil {
+				return fmt.Errorf("orders delivered: %w", err)
+			}
+			k, _ := res.RowsAffected()
+			n += k
+		}
+		return nil
+	})
+	return int(n), err
+}
+
+// ReleaseOrders gives up owner's lease of orders it did not attempt (an
+// earlier order of their object failed): they are due again at next, when
+// that earlier order is, so that none overtakes it (the claim takes the
+// earliest written first among orders due together).
+func (s *Store) ReleaseOrders(ctx context.Context, orders []*payd.RailsOrder, owner string, next time.Time) error {
+	if len(orders) == 0 {
+		return nil
+	}
+	return s.inTx(ctx, func(t *tx) error {
+		for _, o := range orders {
+			if _, err := t.exec(ctx, `UPDATE rails_orders SET lease_owner = NULL, lease_until = NULL, next_attempt_at = CASE WHEN next_attempt_at < ? THEN ? ELSE next_attempt_at END
+				WHERE id = ? AND lease_owner = ? AND state = 'pending'`, ms(next), ms(next), o.ID, owner); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

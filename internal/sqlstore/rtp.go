@@ -59,16 +59,23 @@ func (s *Store) CreateRTP(ctx context.Context, m *payd.Merchant, r *payd.RTP) er
 	if s.rtpc != nil {
 		gen = s.rtpc.generation()
 	}
+	// With the rails taking orders, the pain.013 that delivers the RTP is
+	// written with it, in its transaction.
+	var order *payd.RailsOrder
 	if s.orders {
+		order = payd.SendRTPOrder(m, r, r.CreatedAt)
+	}
+	switch {
+	case s.engine == Postgres:
+		err = s.inserts.insert(ctx, r, order) // coalesced with the concurrent creates (coalesce.go)
+	case order != nil:
 		err = s.inTx(ctx, func(t *tx) error {
 			if _, err := t.exec(ctx, insertRTP, rtpArgs(r)...); err != nil {
 				return err
 			}
-			return t.insertOrder(ctx, payd.SendRTPOrder(m, r, r.CreatedAt))
+			return t.insertOrder(ctx, order)
 		})
-	} else if s.engine == Postgres {
-		err = s.inserts.insert(ctx, r)
-	} else {
+	default:
 		err = s.write1(ctx, insertRTP, rtpArgs(r)...)
 	}
 	if err != nil {
@@ -81,7 +88,7 @@ func (s *Store) CreateRTP(ctx context.Context, m *payd.Merchant, r *payd.RTP) er
 		s.rtpc.put(r, gen)
 	}
 	if s.orders {
-		s.queued()
+		s.queuedOrders()
 	}
 	return nil
 }
@@ -167,7 +174,7 @@ func (s *Store) CancelRTP(ctx context.Context, merchantID, id, reason string, no
 		return t.insertOrder(ctx, payd.CancelRTPOrder(m, r, now))
 	})
 	if err == nil && s.orders {
-		s.queued()
+		s.queuedOrders()
 	}
 	return r, err
 }

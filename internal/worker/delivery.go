@@ -35,7 +35,7 @@ const DeliveryBatch = 256
 // end before it was even claimed (rtp-flow on 100,000 rows, SQLite:
 // accept→arrival p50 40–45 ms with one loop, 24–32 ms with two), and one
 // merchant's slow endpoint held back every other merchant's callbacks.
-const DeliveryLoops = 2
+const DeliveryLoops = 4
 
 // Delivery sends queued callbacks.
 type Delivery struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync"
 	"time"
 
 	"payd"
@@ -15,50 +16,116 @@ import (
 // order is never given up: money must reach the network.
 var OrderSchedule = []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 15 * time.Second}
 
+// OrderLoops is how many orders passes of one instance run at once, each
+// claiming its own orders: a pass waits for its slowest delivery, and
+// while it does the other claims what was written since.
+const OrderLoops = 2
+
 // Orders hands the rails outbox to the rails adapter: it claims due orders
-// with a lease (as Delivery claims callbacks), delivers each, and records
-// the outcome. An order the network took is applied (a refund's return
+// with a lease (as Delivery claims callbacks), delivers them, and records
+// the outcomes. An order the network took is applied (a refund's return
 // taken makes it Requested) in the transaction that marks it delivered.
+//
+// The orders of one object (an RTP and its cancel, a refund) go one after
+// another in the order they were written, a cancel never overtaking its
+// RTP; the orders of different objects go in parallel, Parallel at a
+// time, and the plain ones taken together are marked delivered in one
+// transaction.
 type Orders struct {
-	Store *sqlstore.Store
-	Rails payd.Rails
-	Clock payd.Clock
-	Log   *slog.Logger
-	Owner string
-	Lease time.Duration // default 30 s
-	Batch int           // default 32
+	Store    *sqlstore.Store
+	Rails    payd.Rails
+	Clock    payd.Clock
+	Log      *slog.Logger
+	Owner    string
+	Lease    time.Duration // default 30 s
+	Batch    int           // default 256
+	Parallel int           // deliveries at once, default 32
 }
 
-// RunOnce claims the due orders and delivers them, one after another in
-// the order they were written (a cancel never overtakes its RTP).
+// RunOnce claims the due orders and delivers them.
 func (o *Orders) RunOnce(ctx context.Context) (int, error) {
 	if o.Lease == 0 {
 		o.Lease = 30 * time.Second
 	}
 	if o.Batch == 0 {
-		o.Batch = 32
+		o.Batch = 256
+	}
+	if o.Parallel == 0 {
+		o.Parallel = 32
 	}
 	orders, err := o.Store.ClaimOrders(ctx, o.Owner, o.Clock.Now(), o.Lease, o.Batch)
-	if err != nil {
-		return 0, err
+	if err != nil || len(orders) == 0 {
+		return len(orders), err
 	}
+	// The orders of each object, in the order they were claimed (written).
+	var objects [][]*payd.RailsOrder
+	at := map[string]int{}
 	for _, ord := range orders {
-		taken, err := o.Rails.Deliver(ctx, ord)
-		now := o.Clock.Now()
-		rctx := context.WithoutCancel(ctx)
-		if err == nil {
-			err = o.Store.OrderDelivered(rctx, ord, taken, o.Owner, now)
-		} else {
-			o.Log.Info("rails order not taken", "order_id", ord.ID, "kind", ord.Kind, "attempt", ord.Attempts+1, "err", err)
-			err = o.Store.OrderFailed(rctx, ord, o.Owner, err.Error(), now.Add(orderDelay(ord.Attempts+1)))
+		i, ok := at[ord.ObjectID]
+		if !ok {
+			i = len(objects)
+			at[ord.ObjectID] = i
+			objects = append(objects, nil)
 		}
-		if errors.Is(err, payd.ErrConflict) {
-			o.Log.Warn("rails order lease lost before the attempt was recorded", "order_id", ord.ID)
-		} else if err != nil {
-			return len(orders), err
+		objects[i] = append(objects[i], ord)
+	}
+	var mu sync.Mutex
+	var taken []*payd.RailsOrder // plain orders the network took, to mark together
+	var firstErr error
+	keep := func(err error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		mu.Unlock()
+	}
+	rctx := context.WithoutCancel(ctx)
+	slots := make(chan struct{}, o.Parallel)
+	var wg sync.WaitGroup
+	for _, objs := range objects {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func(objs []*payd.RailsOrder) {
+			defer func() { <-slots; wg.Done() }()
+			for i, ord := range objs {
+				t, err := o.Rails.Deliver(ctx, ord)
+				now := o.Clock.Now()
+				if err != nil {
+					o.Log.Info("rails order not taken", "order_id", ord.ID, "kind", ord.Kind, "attempt", ord.Attempts+1, "err", err)
+					next := now.Add(orderDelay(ord.Attempts + 1))
+					if err := o.Store.OrderFailed(rctx, ord, o.Owner, err.Error(), next); err != nil && !errors.Is(err, payd.ErrConflict) {
+						keep(err)
+					}
+					// The object's later orders wait for this one.
+					if err := o.Store.ReleaseOrders(rctx, objs[i+1:], o.Owner, next); err != nil {
+						keep(err)
+					}
+					return
+				}
+				if ord.Kind.RefundKind() || t.Refund != "" {
+					if err := o.Store.OrderDelivered(rctx, ord, t, o.Owner, now); errors.Is(err, payd.ErrConflict) {
+						o.Log.Warn("rails order lease lost before the attempt was recorded", "order_id", ord.ID)
+					} else if err != nil {
+						keep(err)
+					}
+					continue
+				}
+				mu.Lock()
+				taken = append(taken, ord)
+				mu.Unlock()
+			}
+		}(objs)
+	}
+	wg.Wait()
+	if len(taken) > 0 {
+		n, err := o.Store.OrdersDelivered(rctx, taken, o.Owner, o.Clock.Now())
+		if err != nil {
+			keep(err)
+		} else if n < len(taken) {
+			o.Log.Warn("rails orders' lease lost before their delivery was recorded", "orders", len(taken)-n)
 		}
 	}
-	return len(orders), nil
+	return len(orders), firstErr
 }
 
 // orderDelay is the wait after failed attempt n (1, 2, …).

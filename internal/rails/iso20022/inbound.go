@@ -117,9 +117,8 @@ func bad(format string, args ...any) error { return &badMessage{fmt.Sprintf(form
 // apply returns the outcome to record when it applied nothing (a refusal,
 // a status without effect), "" when it applied.
 func (in *Inbound) once(ctx context.Context, msg payd.Message, apply func(l payd.Ledger) (refused string, err error)) (payd.Message, error) {
-	if rec, ok, err := in.Inbox.Recorded(ctx, msg.ID); err != nil || ok {
-		return rec, err
-	}
+	// The use case records the message first in its transaction: a repeat
+	// ends there (ErrDuplicate) and gets the first outcome.
 	refused, err := apply(in.Inbox.Once(msg))
 	switch {
 	case errors.Is(err, payd.ErrDuplicate):

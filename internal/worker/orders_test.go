@@ -1,0 +1,96 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"payd"
+	"payd/internal/sqlstore"
+	"payd/internal/sqlstore/storetest"
+)
+
+// recordingRails takes orders as a connector would, keeping the order in
+// which each object's orders arrived; it refuses an object's first
+// delivery when told to, and holds each delivery a moment so that
+// parallel deliveries overlap.
+type recordingRails struct {
+	mu          sync.Mutex
+	got         map[string][]payd.OrderKind
+	refuseOnce  map[string]bool
+	inFlight    int
+	maxInFlight int
+}
+
+func (r *recordingRails) Deliver(ctx context.Context, o *payd.RailsOrder) (payd.Taken, error) {
+	r.mu.Lock()
+	if r.refuseOnce[o.ObjectID] {
+		delete(r.refuseOnce, o.ObjectID)
+		r.mu.Unlock()
+		return payd.Taken{}, errors.New("connector answered 503")
+	}
+	r.inFlight++
+	r.maxInFlight = max(r.maxInFlight, r.inFlight)
+	r.mu.Unlock()
+	time.Sleep(5 * time.Millisecond)
+	r.mu.Lock()
+	r.inFlight--
+	r.got[o.ObjectID] = append(r.got[o.ObjectID], o.Kind)
+	r.mu.Unlock()
+	return payd.Taken{}, nil
+}
+
+// TestOrdersKeepEachObjectsOrder: RTPs and their cancels, delivered in
+// parallel across RTPs, each RTP's pain.013 before its camt.055, also
+// when the connector refused the pain.013 once; every order delivered once.
+func TestOrdersKeepEachObjectsOrder(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
+		s.SetRailsOrders(true)
+		now := storetest.Epoch
+		cr, err := s.CreateMerchant(ctx, sqlstore.MerchantOptions{Name: "Shop", IBAN: "MD24AG000225100013104168"}, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, _ := s.Merchant(ctx, cr.MerchantID)
+		rails := &recordingRails{got: map[string][]payd.OrderKind{}, refuseOnce: map[string]bool{}}
+		var ids []string
+		for i := 0; i < 20; i++ {
+			amount, exp := payd.Money(100), now.Add(time.Hour)
+			r, _ := payd.NewRTP(payd.RTPInput{Alias: "37369000001", Amount: &amount, ExpiresAt: &exp, Currency: "MDL", Description: "x"}, m.ID, now)
+			if err := s.CreateRTP(ctx, m, r); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.CancelRTP(ctx, m.ID, r.ID, "changed", now); err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, r.ID)
+			if i%5 == 0 {
+				rails.refuseOnce[r.ID] = true
+			}
+		}
+		clock := payd.NewFakeClock(now)
+		o := &Orders{Store: s, Rails: rails, Clock: clock, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Owner: "t", Parallel: 8}
+		for i := 0; i < 10; i++ {
+			if _, err := o.RunOnce(ctx); err != nil {
+				t.Fatal(err)
+			}
+			clock.Advance(2 * time.Second)
+		}
+		for _, id := range ids {
+			got := rails.got[id]
+			if len(got) != 2 || got[0] != payd.OrderSendRTP || got[1] != payd.OrderCancelRTP {
+				t.Errorf("RTP %s: orders arrived as %v", id, got)
+			}
+		}
+		if n, _, err := s.PendingOrders(ctx, clock.Now()); err != nil || n != 0 {
+			t.Errorf("%d orders still pending (%v)", n, err)
+		}
+		if rails.maxInFlight < 2 {
+			t.Errorf("deliveries never overlapped (at most %d at once)", rails.maxInFlight)
+		}
+	})
+}
