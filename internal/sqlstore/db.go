@@ -186,7 +186,9 @@ func (s *Store) Close() error {
 // SetNotify installs the functions called after a commit that queued
 // work for the background loops: callbacks to deliver, and rails orders
 // (or, in the sandbox, refunds) to process.
-func (s *Store) SetNotify(callbacks, orders func()) { s.notifyCallbacks, s.notifyOrders = callbacks, orders }
+func (s *Store) SetNotify(callbacks, orders func()) {
+	s.notifyCallbacks, s.notifyOrders = callbacks, orders
+}
 
 // queued wakes every loop; queuedCallbacks and queuedOrders only theirs.
 func (s *Store) queued() {

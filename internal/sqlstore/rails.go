@@ -2,12 +2,12 @@ package sqlstore
 
 import (
 	"context"
-	"sort"
-	"strings"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
+	"strings"
 	"time"
 
 	"payd"
