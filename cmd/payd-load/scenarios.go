@@ -189,9 +189,7 @@ func (r *runner) scenario(ctx context.Context, name string) ([]*stats, error) {
 	case "rtp-create":
 		var mu sync.Mutex
 		if sink != nil {
-			sink.mu.Lock()
-			sink.accepted = map[string]time.Time{}
-			sink.mu.Unlock()
+			sink.reset() // each run reports its own RTPs' messages only
 		}
 		st := drive(ctx, name, r.c, r.n, r.d, func(ctx context.Context, _ int) int {
 			s, b := do(ctx, r.hc, "POST", r.target+"/v2/rtp", r.token, r.rtpBody(""))
@@ -422,6 +420,14 @@ type tracker struct {
 	dups     int
 	first    time.Time
 	last     time.Time
+}
+
+// reset forgets everything tracked so far.
+func (rc *tracker) reset() {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.accepted, rc.arrived = map[string]time.Time{}, map[string]time.Time{}
+	rc.delays, rc.dups, rc.first, rc.last = nil, 0, time.Time{}, time.Time{}
 }
 
 func newTracker(key string) *tracker {
