@@ -64,9 +64,11 @@ func (t *tx) insertCallback(ctx context.Context, c *payd.Callback) error {
 func (s *Store) ClaimCallbacks(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]*payd.Callback, error) {
 	var out []*payd.Callback
 	err := s.inTx(ctx, func(t *tx) error {
+		if err := t.walkInOrder(ctx); err != nil { // as the rails orders' claim (rails.go)
+			return fmt.Errorf("claim callbacks: %w", err)
+		}
 		rows, err := t.query(ctx, `UPDATE callbacks SET lease_owner = ?, lease_until = ?
-			WHERE id IN (SELECT id FROM callbacks WHERE state = 'pending' AND next_attempt_at <= ?
-				AND (lease_until IS NULL OR lease_until <= ?) ORDER BY next_attempt_at`+rowLimit(limit)+s.skipLocked()+`)
+			WHERE id IN (`+s.dueCallbacksQ(limit)+`)
 			RETURNING `+callbackCols, owner, ms(now.Add(lease)), ms(now), ms(now))
 		if err != nil {
 			return fmt.Errorf("claim callbacks: %w", err)
@@ -78,6 +80,20 @@ func (s *Store) ClaimCallbacks(ctx context.Context, owner string, now time.Time,
 		return nil, err // a claim that did not commit leased nothing
 	}
 	return out, nil
+}
+
+// dueCallbacksQ selects the ids of up to limit due callbacks (arguments:
+// now, now), walking the index callbacks_due in its order and stopping at
+// limit (as the rails orders' claim, dueOrdersQ). SQLite's planner
+// preferred callbacks_state and sorted every pending callback; it is told
+// the index by name.
+func (s *Store) dueCallbacksQ(limit int) string {
+	from := "callbacks"
+	if s.engine == SQLite {
+		from = "callbacks INDEXED BY callbacks_due"
+	}
+	return `SELECT id FROM ` + from + ` WHERE state = 'pending' AND next_attempt_at <= ?
+				AND (lease_until IS NULL OR lease_until <= ?) ORDER BY next_attempt_at` + rowLimit(limit) + s.skipLocked()
 }
 
 // ClaimCallbacksAt claims one merchant's callbacks due by its time due (the

@@ -68,11 +68,11 @@ func (s *Store) ClaimOrders(ctx context.Context, owner string, now time.Time, le
 	seq := s.orderSeq()
 	err := s.inTx(ctx, func(t *tx) error {
 		out = out[:0]
+		if err := t.walkInOrder(ctx); err != nil {
+			return fmt.Errorf("claim rails orders: %w", err)
+		}
 		rows, err := t.query(ctx, `UPDATE rails_orders SET lease_owner = ?, lease_until = ?
-			WHERE id IN (SELECT o.id FROM rails_orders o WHERE o.state = 'pending' AND o.next_attempt_at <= ?
-				AND (o.lease_until IS NULL OR o.lease_until <= ?)
-				AND NOT EXISTS (SELECT 1 FROM rails_orders e WHERE e.object_id = o.object_id AND e.state = 'pending' AND e.`+seq+` < o.`+seq+`)
-				ORDER BY o.next_attempt_at, o.`+seq+rowLimit(limit)+s.skipLocked()+`)
+			WHERE id IN (`+s.dueOrdersQ(limit)+`)
 			RETURNING `+orderCols+`, `+seq, owner, ms(now.Add(lease)), ms(now), ms(now))
 		if err != nil {
 			return fmt.Errorf("claim rails orders: %w", err)
@@ -97,6 +97,48 @@ func (s *Store) ClaimOrders(ctx context.Context, owner string, now time.Time, le
 		orders[i] = x.o
 	}
 	return orders, nil
+}
+
+// dueOrdersQ selects the ids of up to limit due orders (arguments: now,
+// now) whose object has no earlier order pending, in the order of their due
+// time and then writing. The index rails_orders_due holds the pending
+// orders in that same order, so the claim reads from its start and stops
+// after limit rows.
+//
+// PostgreSQL's planner picks that plan only while it knows how many
+// orders there are, and a claim may run on a plan made when it did not:
+// statistics older than a backlog that built up within autovacuum's minute
+// make the table look small, and small tables are cheaper to sort than to
+// walk in order; and a claim is a prepared statement, whose generic plan,
+// once chosen, is kept. A generic plan made while the table was empty (a
+// fresh database's first claims) looked for an earlier order of the same
+// object by reading the whole object index for every candidate: 1,600
+// buffers a candidate, 0.4 s a claim on an idle machine at 20,000 pending
+// orders, up to 17 s under load, while the pain.013s fell tens of seconds
+// behind their RTPs (BENCHMARKS.md). Each claim therefore plans itself
+// afresh, with sorting off (walkInOrder), which leaves the walk the only
+// plan.
+func (s *Store) dueOrdersQ(limit int) string {
+	seq := s.orderSeq()
+	return `SELECT o.id FROM rails_orders o WHERE o.state = 'pending' AND o.next_attempt_at <= ?
+				AND (o.lease_until IS NULL OR o.lease_until <= ?)
+				AND NOT EXISTS (SELECT 1 FROM rails_orders e WHERE e.object_id = o.object_id AND e.state = 'pending' AND e.` + seq + ` < o.` + seq + `)
+				ORDER BY o.next_attempt_at, o.` + seq + rowLimit(limit) + s.skipLocked()
+}
+
+// claimPlanPG: this transaction's claims are planned at each execution, for
+// the table as it is now, and never sort (dueOrdersQ).
+const claimPlanPG = "SELECT set_config('plan_cache_mode', 'force_custom_plan', true), set_config('enable_sort', 'off', true)"
+
+// walkInOrder makes the claims of this transaction walk their due index
+// in order on PostgreSQL, whatever its statistics and cached plans say
+// (dueOrdersQ).
+func (t *tx) walkInOrder(ctx context.Context) error {
+	if t.s.engine != Postgres {
+		return nil
+	}
+	_, err := t.exec(ctx, claimPlanPG)
+	return err
 }
 
 // orderSeq is the column that says in which order rails orders were
