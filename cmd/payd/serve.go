@@ -195,6 +195,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	eb := worker.ExpiryBatch(store.Engine())
 	loop("expiry", worker.ExpiryInterval, nil, eb, worker.Paced(eb, 3, (&worker.Expiry{Store: store, Clock: clock, Batch: eb}).RunOnce))
 	loop("tokens", worker.TokenInterval, nil, 0, (&worker.Tokens{Store: store, Clock: clock}).RunOnce)
+	loop("settlement", worker.SettlementInterval, nil, 0, (&worker.Settlement{Store: store, Clock: clock}).RunOnce)
 	if c.Retention > 0 {
 		loop("retention", worker.RetentionInterval, nil, 0, (&worker.Retention{Store: store, Clock: clock, Keep: c.Retention}).RunOnce)
 	}

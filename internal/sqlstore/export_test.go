@@ -198,3 +198,22 @@ func seedID(kind, k int) string {
 func (s *Store) ForgetSettlement(ctx context.Context, merchantID string) error {
 	return s.inTx(ctx, func(t *tx) error { return t.forgetSettlement(ctx, merchantID) })
 }
+
+// KeptSettlementDays lists the days (YYYY-MM-DD) whose settlement sums are
+// kept for the merchant.
+func (s *Store) KeptSettlementDays(ctx context.Context, merchantID string) ([]string, error) {
+	rows, err := s.query(ctx, "SELECT DISTINCT day FROM settlement_days WHERE merchant_id = ? ORDER BY day", merchantID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var d int64
+		if err := rows.Scan(&d); err != nil {
+			return nil, err
+		}
+		out = append(out, dayOf(d*dayMS))
+	}
+	return out, rows.Err()
+}

@@ -587,6 +587,22 @@ func (s *Store) Settlement(ctx context.Context, merchantID, from, to string, now
 	return out, nil
 }
 
+// SettlementKeepBack is how many days before the live ones KeepSettlement
+// makes sure are kept: a week, so an instance (or all of them) down for
+// days catches up.
+const SettlementKeepBack = 7
+
+// KeepSettlement keeps the sums of the merchant's days that have stopped
+// being live (the SettlementKeepBack days before yesterday, as of now), so
+// that a report reads them instead of summing its payments: a month of
+// 100,000 payments summed at its first read took 50-61 ms, read kept
+// 0.1-0.2 ms (BenchmarkSettlement). Days already kept cost one indexed read.
+func (s *Store) KeepSettlement(ctx context.Context, merchantID string, now time.Time) error {
+	live := dayNum(now) - settlementLive + 1
+	_, err := s.keptSettlement(ctx, merchantID, live-SettlementKeepBack, live-1)
+	return err
+}
+
 // keptSettlement reads the kept sums of the days [from, to], summing (and
 // keeping) the days not kept yet.
 func (s *Store) keptSettlement(ctx context.Context, merchantID string, from, to int64) (map[settleKey]*payd.SettlementDay, error) {

@@ -288,3 +288,37 @@ func TestSettlementTotals(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestKeepSettlement: the days that stopped being live are kept before any
+// report asks (the settlement loop's pass), a week of them, and a report
+// of them afterwards equals the sums of the payments themselves; today and
+// yesterday are not kept.
+func TestKeepSettlement(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
+		start := time.Date(2026, 11, 10, 0, 0, 0, 0, time.UTC)
+		shop := newReconShop(t, s, 100, start)
+		for i := range 40 {
+			shop.credit(t, payd.Money(1000+i), fmt.Sprintf("K%d", i), start.Add(time.Duration(i)*12*time.Hour)) // Nov 10 to Nov 29
+		}
+		now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+		live, err := s.Settlement(ctx, shop.m.ID, "2026-11-10", "2026-11-30", now.Add(-30*24*time.Hour)) // every day summed live
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.KeepSettlement(ctx, shop.m.ID, now); err != nil {
+			t.Fatal(err)
+		}
+		kept, err := s.KeptSettlementDays(ctx, shop.m.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"2026-11-22", "2026-11-23", "2026-11-24", "2026-11-25", "2026-11-26", "2026-11-27", "2026-11-28"}
+		if fmt.Sprint(kept) != fmt.Sprint(want) {
+			t.Fatalf("kept %v, want the week before yesterday %v", kept, want)
+		}
+		again, err := s.Settlement(ctx, shop.m.ID, "2026-11-10", "2026-11-30", now)
+		if err != nil || fmt.Sprint(again) != fmt.Sprint(live) {
+			t.Fatalf("the report with kept days differs: %v\n%v\n%v", err, again, live)
+		}
+	})
+}

@@ -105,6 +105,28 @@ func (r *Retention) RunOnce(ctx context.Context) (int, error) {
 	return int(n), err
 }
 
+// Settlement keeps each merchant's settlement sums of the days that have
+// stopped being live (sqlstore.KeepSettlement), so a merchant's report of
+// past days never sums their payments at the moment it is asked.
+type Settlement struct {
+	Store *sqlstore.Store
+	Clock payd.Clock
+}
+
+// RunOnce keeps the ended days of every merchant, in its own time.
+func (k *Settlement) RunOnce(ctx context.Context) (int, error) {
+	ms, err := k.Store.Merchants(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for _, m := range ms {
+		if err := k.Store.KeepSettlement(ctx, m.ID, m.Now(k.Clock.Now())); err != nil {
+			return 0, err
+		}
+	}
+	return len(ms), nil
+}
+
 // Intervals of the loops: well inside the contract's bounds (callbacks
 // start within 5 s, expiry written within 10 s, sandbox refunds accepted
 // within 5 s).
@@ -115,4 +137,6 @@ const (
 	AutoInterval      = 250 * time.Millisecond
 	TokenInterval     = 10 * time.Minute
 	RetentionInterval = time.Hour
+	// A day stops being live at midnight UTC; within the hour its sums are kept.
+	SettlementInterval = time.Hour
 )
