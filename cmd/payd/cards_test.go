@@ -518,26 +518,15 @@ func TestCrashRecoveryCards(t *testing.T) {
 				payAtAcquirerQuiet(hc, res.Header.Get("Location"))
 			},
 			func(<-chan struct{}) { // a merchant refunds part of a card payment
-				s, v := c.do("GET", p.base+"/v2/payments?count=20&offset=0&sortBy=executedAt&order=desc", nil)
-				items, _ := result(v)["items"].([]any)
-				if s != 200 || len(items) == 0 {
-					return
-				}
-				pay := str(items[rand.IntN(len(items))].(map[string]any), "paymentId")
-				s, v = c.do("POST", p.base+"/v2/payments/"+pay+"/refund", map[string]any{"amount": 5, "reason": "crash"})
-				if s == 200 {
+				if id := refundRecent(c, p.base, map[string]any{"amount": 5, "reason": "crash"}); id != "" {
 					mu.Lock()
-					refunds = append(refunds, str(result(v), "refundId"))
+					refunds = append(refunds, id)
 					mu.Unlock()
 				}
 			},
 		}
 		stop := load(4, func(stop <-chan struct{}) { ops[rand.IntN(len(ops))](stop) })
-		for k := 0; k < kills; k++ {
-			time.Sleep(time.Duration(300+rand.IntN(700)) * time.Millisecond)
-			p.kill()
-			p.start()
-		}
+		killRestart(p, kills, 300*time.Millisecond, 700*time.Millisecond)
 		stop()
 
 		db := openDB(t, dbURL)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -226,4 +227,29 @@ func load(n int, op func(stop <-chan struct{})) (stop func()) {
 		}()
 	}
 	return func() { close(done); wg.Wait() }
+}
+
+// refundRecent asks a refund (body) of one of the merchant's 20 newest
+// payments, chosen at random, and returns its id: "" when none was made.
+func refundRecent(c *client, base string, body map[string]any) string {
+	s, v := c.do("GET", base+"/v2/payments?count=20&offset=0&sortBy=executedAt&order=desc", nil)
+	items, _ := result(v)["items"].([]any)
+	if s != 200 || len(items) == 0 {
+		return ""
+	}
+	pay := str(items[rand.IntN(len(items))].(map[string]any), "paymentId")
+	if s, v = c.do("POST", base+"/v2/payments/"+pay+"/refund", body); s != 200 {
+		return ""
+	}
+	return str(result(v), "refundId")
+}
+
+// killRestart SIGKILLs p and starts it again n times, each after a pause
+// of at least least and at most least+spread.
+func killRestart(p *proc, n int, least, spread time.Duration) {
+	for range n {
+		time.Sleep(least + rand.N(spread))
+		p.kill()
+		p.start()
+	}
 }

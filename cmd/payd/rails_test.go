@@ -805,26 +805,15 @@ func TestCrashRecoveryRails(t *testing.T) {
 				}
 			},
 			func(<-chan struct{}) {
-				s, v := c.do("GET", p.base+"/v2/payments?count=20&offset=0&sortBy=executedAt&order=desc", nil)
-				items, _ := result(v)["items"].([]any)
-				if s != 200 || len(items) == 0 {
-					return
-				}
-				pay := str(items[rand.IntN(len(items))].(map[string]any), "paymentId")
-				s, v = c.do("POST", p.base+"/v2/payments/"+pay+"/refund", map[string]any{"reason": "crash"})
-				if s == 200 {
+				if id := refundRecent(c, p.base, map[string]any{"reason": "crash"}); id != "" {
 					mu.Lock()
-					refunds = append(refunds, str(result(v), "refundId"))
+					refunds = append(refunds, id)
 					mu.Unlock()
 				}
 			},
 		}
 		stop := load(4, func(stop <-chan struct{}) { ops[rand.IntN(len(ops))](stop) })
-		for k := 0; k < kills; k++ {
-			time.Sleep(time.Duration(200+rand.IntN(600)) * time.Millisecond)
-			p.kill()
-			p.start()
-		}
+		killRestart(p, kills, 200*time.Millisecond, 600*time.Millisecond)
 		stop()
 
 		db := openDB(t, dbURL)

@@ -183,24 +183,11 @@ func (p *Pages) checkoutCard(w http.ResponseWriter, r *http.Request) {
 		p.notFound(w, r)
 		return
 	}
-	id, ok := p.loadCheckout(w, r)
+	c, now, ok := p.cardCheckout(w, r)
 	if !ok {
 		return
 	}
-	if err := checkForm(r); err != nil {
-		p.plain(w, http.StatusForbidden, "Forbidden.")
-		return
-	}
-	now := p.checkoutTime(r.Context(), id)
-	c, err := p.store.Checkout(r.Context(), "", id, now)
-	if err != nil {
-		p.notFound(w, r)
-		return
-	}
-	if c.Status != payd.CheckoutMethodSelected || c.Method != payd.MethodCard {
-		p.renderCheckout(w, r, http.StatusConflict, c, messages[checkoutLang(r, c)]["checkout.conflict"], nil)
-		return
-	}
+	id := c.ID
 	card := payd.Card{
 		Number: strings.ReplaceAll(strings.TrimSpace(r.PostForm.Get("cardNumber")), " ", ""),
 		Expiry: strings.TrimSpace(r.PostForm.Get("expiry")), CVV: strings.TrimSpace(r.PostForm.Get("cvv")),
@@ -229,6 +216,31 @@ func (p *Pages) checkoutCard(w http.ResponseWriter, r *http.Request) {
 	p.renderCheckout(w, r, http.StatusOK, c, "", nil)
 }
 
+// cardCheckout is the start of both card handlers: the checkout of the
+// request, read as of its merchant's time, from a form of payd's, waiting
+// for its card; otherwise it answers and reports false.
+func (p *Pages) cardCheckout(w http.ResponseWriter, r *http.Request) (*payd.Checkout, time.Time, bool) {
+	id, ok := p.loadCheckout(w, r)
+	if !ok {
+		return nil, time.Time{}, false
+	}
+	if err := checkForm(r); err != nil {
+		p.plain(w, http.StatusForbidden, "Forbidden.")
+		return nil, time.Time{}, false
+	}
+	now := p.checkoutTime(r.Context(), id)
+	c, err := p.store.Checkout(r.Context(), "", id, now)
+	if err != nil {
+		p.notFound(w, r)
+		return nil, time.Time{}, false
+	}
+	if c.Status != payd.CheckoutMethodSelected || c.Method != payd.MethodCard {
+		p.renderCheckout(w, r, http.StatusConflict, c, messages[checkoutLang(r, c)]["checkout.conflict"], nil)
+		return nil, time.Time{}, false
+	}
+	return c, now, true
+}
+
 // cardClaimLease is how long a request creating the acquirer's payment
 // holds the checkout's card session before another may take it over.
 const cardClaimLease = 30 * time.Second
@@ -238,30 +250,18 @@ const cardClaimLease = 30 * time.Second
 // second click reuses it, or waits for the request creating it) and sends
 // the payer to the acquirer's page. Nothing is decided here.
 func (p *Pages) checkoutCardPage(w http.ResponseWriter, r *http.Request) {
-	id, ok := p.loadCheckout(w, r)
+	c, _, ok := p.cardCheckout(w, r)
 	if !ok {
 		return
 	}
-	if err := checkForm(r); err != nil {
-		p.plain(w, http.StatusForbidden, "Forbidden.")
-		return
-	}
-	now := p.checkoutTime(r.Context(), id)
-	c, err := p.store.Checkout(r.Context(), "", id, now)
-	if err != nil {
-		p.notFound(w, r)
-		return
-	}
-	if c.Status != payd.CheckoutMethodSelected || c.Method != payd.MethodCard {
-		p.renderCheckout(w, r, http.StatusConflict, c, messages[checkoutLang(r, c)]["checkout.conflict"], nil)
-		return
-	}
+	id := c.ID
 	unavailable := func(err error) {
 		p.log.Warn("card payment could not be started", "checkout_id", id, "err", err)
 		p.renderCheckout(w, r, http.StatusServiceUnavailable, c, messages[checkoutLang(r, c)]["checkout.cardUnavailable"], nil)
 	}
 	// Another request may be creating it: wait for its page a little.
 	var claim sqlstore.CardClaim
+	var err error
 	for wait := 0; ; wait++ {
 		if claim, err = p.store.ClaimCardSession(r.Context(), id, c.MerchantID, p.clock.Now(), cardClaimLease); err != nil {
 			unavailable(err)
