@@ -53,7 +53,7 @@ type proc struct {
 	base string
 	env  []string
 	addr string
-	logs *bytes.Buffer
+	logs *syncBuffer // written by the process while a test reads it
 }
 
 func freeAddr(t *testing.T) string {
@@ -69,7 +69,7 @@ func freeAddr(t *testing.T) string {
 // it is ready.
 func startProc(t *testing.T, env map[string]string, addr string) *proc {
 	t.Helper()
-	p := &proc{t: t, addr: addr, base: "http://" + addr, logs: &bytes.Buffer{}}
+	p := &proc{t: t, addr: addr, base: "http://" + addr, logs: &syncBuffer{}}
 	p.env = append(os.Environ(), "PAYD_ADDR="+addr, "PAYD_LOG_FORMAT=json", "PAYD_SECRET_KEY="+storetest.SecretKeyB64)
 	for k, v := range env {
 		p.env = append(p.env, k+"="+v)

@@ -37,7 +37,7 @@ const (
 type bankProc struct {
 	base string
 	cmd  *exec.Cmd
-	logs *bytes.Buffer
+	logs *syncBuffer // written by the process while a test reads it
 }
 
 var (
@@ -62,7 +62,7 @@ func startBank(t *testing.T, addr, paydURL string, extra ...string) *bankProc {
 	if bankErr != nil {
 		t.Fatal(bankErr)
 	}
-	b := &bankProc{base: "http://" + addr, logs: &bytes.Buffer{}}
+	b := &bankProc{base: "http://" + addr, logs: &syncBuffer{}}
 	b.cmd = exec.Command(bankPath, append([]string{"-addr", addr, "-payd", paydURL, "-key", railsKey}, extra...)...)
 	b.cmd.Stdout, b.cmd.Stderr = b.logs, b.logs
 	if err := b.cmd.Start(); err != nil {
