@@ -528,8 +528,20 @@ func ParseTimeValue(s string) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("bad ISODateTime %q", s)
 }
 
-// Marshal renders a message with the XML declaration.
+// Marshal renders a message with the XML declaration: the messages payd
+// writes without reflection (write.go), the others through encoding/xml.
 func Marshal(v any) ([]byte, error) {
+	if m, ok := v.(message); ok {
+		w := xmlWriter{b: make([]byte, 0, 2048)}
+		w.b = append(w.b, xml.Header...)
+		m.writeXML(&w)
+		return append(w.b, '\n'), nil
+	}
+	return marshalReflect(v)
+}
+
+// marshalReflect is Marshal through encoding/xml.
+func marshalReflect(v any) ([]byte, error) {
 	b, err := xml.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return nil, err

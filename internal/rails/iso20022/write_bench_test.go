@@ -1,0 +1,35 @@
+package iso20022
+
+import (
+	"testing"
+	"time"
+
+	"payd"
+)
+
+// BenchmarkRender is the cost of writing each message payd sends or
+// answers with, from its order or its recorded credit.
+func BenchmarkRender(b *testing.B) {
+	orders := testOrders()
+	for _, name := range []string{"pain013.xml", "camt055.xml", "pacs004.xml"} {
+		o := orders[name]
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Render(o, testBIC); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	rec := payd.Message{ID: "CONNECTOR-MSG-0001", Kind: "pacs.008", Outcome: StatusCredited, At: epoch.Add(time.Second)}
+	tx := CreditTx{PmtID: PaymentID{EndToEndID: "01a1fd3856fa7f9dba9b1038a64df001", TxID: "BANKTX0001"}}
+	b.Run("pacs002.xml", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := CreditAnswer(rec, tx, testBIC); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
