@@ -191,12 +191,6 @@ func (h *hookLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(h.answer(r))
 }
 
-func (h *hookLog) seen(subject string) int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.bySubject[subject]
-}
-
 func newMerchantCreds(t *testing.T, env map[string]string) payd.Credentials {
 	t.Helper()
 	out, code := runCmd(t, env, "merchant", "create", "--name", "Shop", "--commission", "150", "--iban", "MD24AG000225100013104168")
