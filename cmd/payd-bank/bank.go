@@ -470,11 +470,26 @@ func (b *bank) refundStatus(w http.ResponseWriter, r *http.Request) {
 	if strings.HasSuffix(r.URL.Path, "/reject") {
 		st, rsn = iso20022.StatusRejected, "AC04"
 	}
-	status, body, err := b.send("pacs.002", &iso20022.Pacs002{Rpt: iso20022.Pacs002Rpt{
+	msg, err := iso20022.Marshal(&iso20022.Pacs002{Rpt: iso20022.Pacs002Rpt{
 		GrpHdr:  iso20022.GroupHeader{MsgID: newMsgID(), CreDtTm: now(), InstgAgt: iso20022.AgentBIC(b.bic)},
 		OrgnlGr: &iso20022.OriginalGroup{OrgnlMsgID: orgnlMsgID, OrgnlMsgNmID: "pacs.004.001.09"},
 		Txs:     []iso20022.StatusTx{{OrgnlTxID: iso20022.ID(id), TxSts: st, StsRsnInf: iso20022.ReasonWith(rsn, "")}},
 	}})
+	if err != nil {
+		writeJSON(w, 500, map[string]any{"error": err.Error()})
+		return
+	}
+	status, body, err := b.post("pacs.002", msg)
+	// payd records a pacs.004 as taken once this connector's answer to it
+	// arrives, which can be just after the return was received here. Until
+	// then payd answers the status with a text and applies nothing
+	// (docs/rails.md, Refunds): the same message is sent again, as a
+	// connector does, for as long as payd may still be reading the answer.
+	for wait, deadline := 20*time.Millisecond, time.Now().Add(10*time.Second); ret != nil && err == nil && status == 200 &&
+		len(body) > 0 && time.Now().Before(deadline); wait = min(2*wait, time.Second) {
+		time.Sleep(wait)
+		status, body, err = b.post("pacs.002", msg)
+	}
 	if err != nil || status != 200 {
 		writeJSON(w, 502, map[string]any{"error": fmt.Sprint("pacs.002: ", status, " ", err)})
 		return

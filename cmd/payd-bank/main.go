@@ -70,7 +70,9 @@ Control API of the rails (JSON answers):
                                     "remittance", and "noCreditorAccount".
                                     Answers {"status","reason"} from payd's
                                     pacs.002
-  POST /refund/{refundId}/settle    pacs.002 ACSC for a refund's pacs.004
+  POST /refund/{refundId}/settle    pacs.002 ACSC for a refund's pacs.004,
+                                    sent again while payd answers that it
+                                    has not taken that pacs.004 yet
   POST /refund/{refundId}/reject    pacs.002 RJCT (?force=true: before any
                                     pacs.004 arrived)
   POST /send                        sign and send a raw document as it is;
