@@ -217,3 +217,10 @@ func (s *Store) KeptSettlementDays(ctx context.Context, merchantID string) ([]st
 	}
 	return out, rows.Err()
 }
+
+// AfterSettlementSum runs f between the settlement keeper's sum and its
+// insert, until the test ends.
+func AfterSettlementSum(t interface{ Cleanup(func()) }, f func()) {
+	afterSettlementSum = f
+	t.Cleanup(func() { afterSettlementSum = nil })
+}

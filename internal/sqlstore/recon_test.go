@@ -322,3 +322,51 @@ func TestKeepSettlement(t *testing.T) {
 		}
 	})
 }
+
+// TestKeepSettlementRace: a late credit backdated to a day being kept,
+// recorded between the keeper's sum and its insert (when no kept row is
+// there yet for the credit to drop), does not leave the day kept short of
+// it: the report of that day still equals the sums of its payments.
+func TestKeepSettlementRace(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
+		start := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+		shop := newReconShop(t, s, 100, start)
+		for i := range 10 {
+			shop.credit(t, payd.Money(1000+i), fmt.Sprintf("R%d", i), start.Add(time.Duration(i)*12*time.Hour)) // Nov 20 to Nov 24
+		}
+		now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+		once := false
+		sqlstore.AfterSettlementSum(t, func() {
+			if !once {
+				once = true
+				// Accepted on Nov 22, arriving on Nov 30.
+				p, err := s.Credit(ctx, payd.Credit{TargetID: shop.qrID, Amount: ptr(payd.Money(777)), Currency: "MDL", Reference: "LATE",
+					Routed: true, CreditorIBAN: reconIBAN, PayerName: "PAYER", At: time.Date(2026, 11, 22, 15, 0, 0, 0, time.UTC)}, now)
+				if err != nil || p.ExecutedAt.Day() != 22 {
+					t.Errorf("the late credit: %v %+v", err, p)
+				}
+			}
+		})
+		if err := s.KeepSettlement(ctx, shop.m.ID, now); err != nil {
+			t.Fatal(err)
+		}
+		if !once {
+			t.Fatal("the keeper summed nothing")
+		}
+		got, err := s.Settlement(ctx, shop.m.ID, "2026-11-20", "2026-11-24", now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		live, err := s.Settlement(ctx, shop.m.ID, "2026-11-20", "2026-11-24", start) // every day summed live
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(live) {
+			t.Fatalf("the kept days lost the late credit:\n%v\nwant\n%v", got, live)
+		}
+		again, err := s.Settlement(ctx, shop.m.ID, "2026-11-20", "2026-11-24", now)
+		if err != nil || fmt.Sprint(again) != fmt.Sprint(live) {
+			t.Fatalf("read again: %v\n%v\nwant\n%v", err, again, live)
+		}
+	})
+}
