@@ -182,15 +182,30 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			worker.Run(workCtx, log, name, every, wake, full, pass)
 		}()
 	}
+	lease := c.CallbackLease
+	if lease <= 0 {
+		lease = 30 * time.Second
+	}
 	delivery := &worker.Delivery{
 		Store: store, Client: webhook.NewClientAllowing(c.sandbox(), c.CallbackAllow), Clock: clock, Log: log, Owner: instance,
-		Schedule: c.CallbackSchedule, Lease: c.CallbackLease, Attempts: worker.NewAttemptsCounter(api.Registry()),
+		Schedule: c.CallbackSchedule, Lease: lease, Attempts: worker.NewAttemptsCounter(api.Registry()),
 		Clocked: c.sandbox(),
 	}
 	wg.Add(1)
 	go func() { defer wg.Done(); store.ListenAuth(workCtx, log, nil) }()
 	for range worker.DeliveryLoops {
 		loop("delivery", worker.DeliveryInterval, callbacksWake, worker.DeliveryBatch, delivery.RunOnce)
+	}
+	// A payment's callback is handed to delivery in memory at its commit,
+	// leased to this instance (sqlstore/handover.go); two loops take them,
+	// one gathering while the other waits for its slowest attempt.
+	handed := func(run func(context.Context)) {
+		wg.Add(1)
+		go func() { defer wg.Done(); run(workCtx) }()
+	}
+	store.HandCallbacks(instance, lease, clock)
+	for range worker.HandedLoops {
+		handed(delivery.RunHanded)
 	}
 	eb := worker.ExpiryBatch(store.Engine())
 	loop("expiry", worker.ExpiryInterval, nil, eb, worker.Paced(eb, 3, (&worker.Expiry{Store: store, Clock: clock, Batch: eb}).RunOnce))
@@ -216,10 +231,16 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		}
 		// Two passes at once, as for callbacks: one gathers while the other
 		// waits for its slowest delivery (worker.OrderLoops).
+		// An RTP's pain.013 is handed to them in memory at its commit, as
+		// callbacks are; what is not handed (cancels, refunds, retries,
+		// another instance's leftovers) is claimed.
+		orders := &worker.Orders{Store: store, Rails: out, Clock: clock, Log: log, Owner: instance, Lease: lease}
 		for range worker.OrderLoops {
-			loop("rails-orders", worker.RefundInterval, refundsWake, 256, (&worker.Orders{
-				Store: store, Rails: out, Clock: clock, Log: log, Owner: instance, Lease: c.CallbackLease,
-			}).RunOnce)
+			loop("rails-orders", worker.RefundInterval, refundsWake, 256, orders.RunOnce)
+		}
+		store.HandOrders(instance, lease, clock)
+		for range worker.HandedLoops {
+			handed(orders.RunHanded)
 		}
 		api.Mount("POST /rails/iso20022", &iso20022.Inbound{Ledger: store, Inbox: store, Statements: store, Key: c.RailsKey, BIC: c.RailsBIC, Clock: clock, Log: log})
 	}

@@ -243,10 +243,10 @@ var insertRTPs = func() string {
 // statement (so in one transaction): the RTP's arrays, then the orders'
 // id, kind, merchant_id, object_id, data, next_attempt_at, created_at.
 var insertRTPsWithOrders = "WITH r AS (" + insertRTPs + `) INSERT INTO rails_orders
-	(id, kind, merchant_id, object_id, data, state, attempts, next_attempt_at, created_at)
-	SELECT id, kind, merchant_id, object_id, data, 'pending', 0, next_attempt_at, created_at
-	FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[])
-	AS o(id, kind, merchant_id, object_id, data, next_attempt_at, created_at)`
+	(id, kind, merchant_id, object_id, data, state, attempts, next_attempt_at, created_at, lease_owner, lease_until)
+	SELECT id, kind, merchant_id, object_id, data, 'pending', 0, next_attempt_at, created_at, lease_owner, lease_until
+	FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::bigint[])
+	AS o(id, kind, merchant_id, object_id, data, next_attempt_at, created_at, lease_owner, lease_until)`
 
 func (c *rtpInserter) serve(ins []rtpInsert) {
 	ctx, cancel := context.WithTimeout(context.Background(), coalesceTimeout)
@@ -257,7 +257,7 @@ func (c *rtpInserter) serve(ins []rtpInsert) {
 		q := insertRTPs
 		if err == nil && ins[0].order != nil {
 			var orders []any
-			if orders, err = orderColumns(ins); err == nil {
+			if orders, err = c.orderColumns(ins); err == nil {
 				args, q = append(args, orders...), insertRTPsWithOrders
 			}
 		}
@@ -292,11 +292,12 @@ func (c *rtpInserter) insertOne(ctx context.Context, q rtpInsert) error {
 
 // orderColumns is the outbox rows of ins as one array per column (every
 // insert of a batch has its order, or none has: the rails take orders or
-// not).
-func orderColumns(ins []rtpInsert) ([]any, error) {
+// not), each with its lease when it is handed over (handover.go).
+func (c *rtpInserter) orderColumns(ins []rtpInsert) ([]any, error) {
 	ids, kinds, merchants, objects, data := make([]string, len(ins)), make([]string, len(ins)), make([]string, len(ins)),
 		make([]string, len(ins)), make([]string, len(ins))
 	next, created := make([]int64, len(ins)), make([]int64, len(ins))
+	owners, untils := make([]*string, len(ins)), make([]*int64, len(ins))
 	for i, q := range ins {
 		o := q.order
 		if o == nil {
@@ -308,8 +309,12 @@ func orderColumns(ins []rtpInsert) ([]any, error) {
 		}
 		ids[i], kinds[i], merchants[i], objects[i], data[i] = o.ID, string(o.Kind), o.MerchantID, o.ObjectID, string(b)
 		next[i], created[i] = ms(o.NextAttemptAt), ms(o.CreatedAt)
+		if owner, until := c.s.orderLease(o); owner != nil {
+			ow, u := owner.(string), until.(int64)
+			owners[i], untils[i] = &ow, &u
+		}
 	}
-	return []any{ids, kinds, merchants, objects, data, next, created}, nil
+	return []any{ids, kinds, merchants, objects, data, next, created, owners, untils}, nil
 }
 
 // rtpColumns is the rows of ins as one typed array per column, in rtpCols

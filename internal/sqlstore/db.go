@@ -53,6 +53,10 @@ type Store struct {
 	// that queued callbacks, or rails orders and refunds, commits, so the
 	// background loops can start at once.
 	notifyCallbacks, notifyOrders func()
+	// handOrders and handCallbacks, when set, take new work due at once
+	// to this instance's loops in memory (handover.go).
+	handOrders    *hand[*payd.RailsOrder]
+	handCallbacks *hand[*payd.Callback]
 	// inactivity is PAYD_QR_INACTIVITY (0: the 30-day default).
 	inactivity time.Duration
 	// statementsTaken counts the bank statements this process took.

@@ -49,7 +49,7 @@ func (t *tx) lockRTPOf(ctx context.Context, merchantID, id string) (*payd.RTP, *
 func (s *Store) CreditRTP(ctx context.Context, merchantID string, c payd.Credit, now time.Time) (*payd.RTP, *payd.Payment, error) {
 	var r *payd.RTP
 	var p *payd.Payment
-	queued := false
+	var cb *payd.Callback
 	err := s.inTx(ctx, func(t *tx) error {
 		var m *payd.Merchant
 		var err error
@@ -57,7 +57,6 @@ func (s *Store) CreditRTP(ctx context.Context, merchantID string, c payd.Credit,
 			return err
 		}
 		from := r.Status
-		var cb *payd.Callback
 		if p, cb, err = payd.ApplyRTPCredit(m, r, c, now); err != nil {
 			return err
 		}
@@ -67,15 +66,12 @@ func (s *Store) CreditRTP(ctx context.Context, merchantID string, c payd.Credit,
 		if err := t.insertPayment(ctx, p, r.CallbackURL, now); err != nil {
 			return err
 		}
-		queued = cb != nil
-		return t.insertCallbacks(ctx, cb)
+		return t.insertHandedCallbacks(ctx, cb)
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	if queued {
-		s.queuedCallbacks()
-	}
+	s.handCallbacksOf(ctx, cb)
 	return r, p, nil
 }
 
@@ -157,7 +153,7 @@ func (s *Store) CreditQR(ctx context.Context, merchantID string, c payd.Credit, 
 // when not "").
 func (s *Store) creditQR(ctx context.Context, merchantID, qrID, extID string, c payd.Credit, now time.Time) (*payd.QR, *payd.Payment, error) {
 	var p *payd.Payment
-	queued := false
+	var cbs []*payd.Callback
 	q, err := s.updateQR(ctx, merchantID, qrID, now, func(t *tx, q *payd.QR) error {
 		if extID != "" && q.ExtensionID != extID {
 			return &payd.Refused{Reason: payd.RefusedCancelled, Err: payd.E(payd.CodeQRState)} // a replaced or cancelled extension
@@ -172,7 +168,7 @@ func (s *Store) creditQR(ctx context.Context, merchantID, qrID, extID string, c 
 		if err := t.insertPayment(ctx, p, q.CallbackURL, now); err != nil {
 			return err
 		}
-		cbs := []*payd.Callback{payd.QRCreditCallback(m, q, p, now)}
+		cbs = []*payd.Callback{payd.QRCreditCallback(m, q, p, now)}
 		if q.CheckoutID != "" {
 			co, err := t.lockCheckout(ctx, q.CheckoutID)
 			if err != nil {
@@ -191,15 +187,12 @@ func (s *Store) creditQR(ctx context.Context, merchantID, qrID, extID string, c 
 			}
 			cbs = append(cbs, payd.CheckoutCallback(m, co, p, now))
 		}
-		queued = cbs[0] != nil || len(cbs) > 1 && cbs[1] != nil
-		return t.insertCallbacks(ctx, cbs...)
+		return t.insertHandedCallbacks(ctx, cbs...)
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	if queued {
-		s.queuedCallbacks()
-	}
+	s.handCallbacksOf(ctx, cbs...)
 	return q, p, nil
 }
 
@@ -277,11 +270,22 @@ func (s *Store) CardPaid(ctx context.Context, id string, res payd.CardResult, no
 
 // insertCallbacks queues the callbacks that are not nil.
 func (t *tx) insertCallbacks(ctx context.Context, cbs ...*payd.Callback) error {
+	return t.queueCallbacks(ctx, false, cbs)
+}
+
+// insertHandedCallbacks queues the callbacks that are not nil, leased to
+// this instance when it takes them in memory: the caller hands them over
+// once committed (Store.handCallbacksOf).
+func (t *tx) insertHandedCallbacks(ctx context.Context, cbs ...*payd.Callback) error {
+	return t.queueCallbacks(ctx, true, cbs)
+}
+
+func (t *tx) queueCallbacks(ctx context.Context, handed bool, cbs []*payd.Callback) error {
 	for _, cb := range cbs {
 		if cb == nil {
 			continue
 		}
-		if err := t.insertCallback(ctx, cb); err != nil {
+		if err := t.insertCallback(ctx, cb, handed); err != nil {
 			return err
 		}
 	}

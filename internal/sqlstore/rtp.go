@@ -87,8 +87,8 @@ func (s *Store) CreateRTP(ctx context.Context, m *payd.Merchant, r *payd.RTP) er
 		// the moment it is created.
 		s.rtpc.put(r, gen)
 	}
-	if s.orders {
-		s.queuedOrders()
+	if order != nil {
+		s.handOrder(ctx, order) // to this instance's orders loop, or to the claims (handover.go)
 	}
 	return nil
 }

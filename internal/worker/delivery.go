@@ -95,6 +95,39 @@ func (d *Delivery) RunOnce(ctx context.Context) (int, error) {
 	if len(cbs) == 0 {
 		return 0, err
 	}
+	d.attemptAll(ctx, cbs)
+	return len(cbs), err
+}
+
+// RunHanded makes the first attempt of the callbacks this instance's
+// writes hand it (Store.HandCallbacks), already leased to it, until ctx
+// ends; then it gives up the leases of those still queued, for the claims
+// to take.
+func (d *Delivery) RunHanded(ctx context.Context) {
+	d.defaults()
+	for {
+		handed := d.Store.HandedCallbacks(ctx, d.Batch)
+		if handed == nil {
+			if err := d.Store.ReleaseHandedCallbacks(context.WithoutCancel(ctx)); err != nil {
+				d.Log.Warn("handed callbacks not released; their leases run out instead", "err", err)
+			}
+			return
+		}
+		cbs := make([]*payd.Callback, 0, len(handed))
+		for _, h := range handed {
+			if !stale(h.LeaseUntil, d.Clock.Now(), d.Lease) { // else its lease runs out before the attempt would end; a claim takes it then
+				cbs = append(cbs, h.Item)
+			}
+		}
+		if len(cbs) > 0 {
+			d.attemptAll(ctx, cbs)
+		}
+	}
+}
+
+// attemptAll makes one attempt of each of cbs, leased to this instance,
+// and records them.
+func (d *Delivery) attemptAll(ctx context.Context, cbs []*payd.Callback) {
 	// Attempts are recorded as they finish, together: whatever finished
 	// while the previous record was being written goes in the next one,
 	// one transaction each (group commit), not one per attempt.
@@ -121,7 +154,6 @@ func (d *Delivery) RunOnce(ctx context.Context) (int, error) {
 	wg.Wait()
 	close(done)
 	<-recorded
-	return len(cbs), err
 }
 
 // claim leases the due callbacks: everyone's, then those of merchants on

@@ -40,10 +40,13 @@ type Orders struct {
 	Lease    time.Duration // default 30 s
 	Batch    int           // default 256
 	Parallel int           // deliveries at once, default 32
+
+	once sync.Once
 }
 
-// RunOnce claims the due orders and delivers them.
-func (o *Orders) RunOnce(ctx context.Context) (int, error) {
+func (o *Orders) defaults() { o.once.Do(o.setDefaults) }
+
+func (o *Orders) setDefaults() {
 	if o.Lease == 0 {
 		o.Lease = 30 * time.Second
 	}
@@ -53,9 +56,58 @@ func (o *Orders) RunOnce(ctx context.Context) (int, error) {
 	if o.Parallel == 0 {
 		o.Parallel = 32
 	}
+}
+
+// RunOnce claims the due orders and delivers them.
+func (o *Orders) RunOnce(ctx context.Context) (int, error) {
+	o.defaults()
 	orders, err := o.Store.ClaimOrders(ctx, o.Owner, o.Clock.Now(), o.Lease, o.Batch)
 	if err != nil || len(orders) == 0 {
 		return len(orders), err
+	}
+	return len(orders), o.deliver(ctx, orders)
+}
+
+// RunHanded delivers the orders this instance's writes hand it
+// (Store.HandOrders), already leased to it, until ctx ends; then it gives
+// up the leases of those still queued, for the claims to take.
+func (o *Orders) RunHanded(ctx context.Context) {
+	o.defaults()
+	for {
+		handed := o.Store.HandedOrders(ctx, o.Batch)
+		if handed == nil {
+			if err := o.Store.ReleaseHandedOrders(context.WithoutCancel(ctx)); err != nil {
+				o.Log.Warn("handed work not released; its leases run out instead", "err", err)
+			}
+			return
+		}
+		orders := make([]*payd.RailsOrder, 0, len(handed))
+		for _, h := range handed {
+			if stale(h.LeaseUntil, o.Clock.Now(), o.Lease) {
+				continue // its lease runs out before a delivery would end; a claim takes it then
+			}
+			orders = append(orders, h.Item)
+		}
+		if err := o.deliver(ctx, orders); sqlstore.Unavailable(err) {
+			o.Log.Warn("handed rails orders: database unavailable", "err", err)
+		} else if err != nil {
+			o.Log.Error("handed rails orders", "err", err)
+		}
+	}
+}
+
+// stale: work leased until until, for lease, waited more than half its
+// lease for its loop (a delivery attempt lasts at most 10 s, a third of
+// the default lease).
+func stale(until, now time.Time, lease time.Duration) bool {
+	return until.Sub(now) < lease/2
+}
+
+// deliver delivers claimed or handed orders, each object's in the order
+// given, and records the outcomes.
+func (o *Orders) deliver(ctx context.Context, orders []*payd.RailsOrder) error {
+	if len(orders) == 0 {
+		return nil
 	}
 	// The orders of each object, in the order they were claimed (written).
 	var objects [][]*payd.RailsOrder
@@ -125,7 +177,7 @@ func (o *Orders) RunOnce(ctx context.Context) (int, error) {
 			o.Log.Warn("rails orders' lease lost before their delivery was recorded", "orders", len(taken)-n)
 		}
 	}
-	return len(orders), firstErr
+	return firstErr
 }
 
 // orderDelay is the wait after failed attempt n (1, 2, …).

@@ -1,0 +1,236 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"payd"
+)
+
+// Handing new work to this instance's own loops in memory.
+//
+// A callback or rails order that is due at once is written leased to this
+// instance, as a claim would lease it, and after its commit it is handed
+// straight to the instance's delivery loop instead of being found there by
+// a claim: the claim's UPDATE of every row (and, for orders, the decoding
+// of each one's JSON) is skipped, and so is the wait for the loop to wake
+// and claim. The database keeps the lease, so other instances leave the
+// row alone exactly as they leave a claimed one, and nothing is lost when
+// the instance dies before delivering: the lease runs out and any instance
+// claims the row (RELIABILITY.md, the outbox).
+//
+// The hand is never blocking: when the loop's queue is full, the row's
+// lease is given up at once so that a claim takes it. A row whose commit
+// failed, or whose outcome is unknown, is never handed; if it did commit,
+// its lease runs out and a claim takes it.
+
+// HandedCap is how many handed rows wait for their loop at most.
+const HandedCap = 4096
+
+// Handed is work written leased to this instance and handed to its loop.
+type Handed[T any] struct {
+	Item       T
+	LeaseUntil time.Time // the lease written with it
+}
+
+// hand is one kind of handed work: the lease it is written with and the
+// queue its loop reads.
+type hand[T any] struct {
+	owner string
+	lease time.Duration
+	clock payd.Clock
+	ch    chan Handed[T]
+}
+
+func newHand[T any](owner string, lease time.Duration, clock payd.Clock, capacity int) *hand[T] {
+	return &hand[T]{owner: owner, lease: lease, clock: clock, ch: make(chan Handed[T], capacity)}
+}
+
+// until is the lease of work created at created: from then, or from now
+// if created is later (a merchant on the sandbox's test clock dates its
+// work ahead of real time, and a lease is real time). Work is written
+// after it is created, so for all other work the lease written and the
+// one handed are the same.
+func (h *hand[T]) until(created time.Time) time.Time {
+	if now := h.clock.Now(); now.Before(created) {
+		created = now
+	}
+	return created.Add(h.lease)
+}
+
+// give queues v, leased until until; false when the queue is full.
+func (h *hand[T]) give(v T, until time.Time) bool {
+	select {
+	case h.ch <- Handed[T]{v, until}:
+		return true
+	default:
+		return false
+	}
+}
+
+// take waits for handed work and returns it with whatever else is queued,
+// up to max; nil when ctx ends.
+func (h *hand[T]) take(ctx context.Context, max int) []Handed[T] {
+	var out []Handed[T]
+	select {
+	case v := <-h.ch:
+		out = append(out, v)
+	case <-ctx.Done():
+		return nil
+	}
+	for len(out) < max {
+		select {
+		case v := <-h.ch:
+			out = append(out, v)
+		default:
+			return out
+		}
+	}
+	return out
+}
+
+// left is what is still queued, taken without waiting (at shutdown).
+func (h *hand[T]) left() []Handed[T] {
+	var out []Handed[T]
+	for {
+		select {
+		case v := <-h.ch:
+			out = append(out, v)
+		default:
+			return out
+		}
+	}
+}
+
+// HandOrders makes the store write each new RTP's pain.013 leased to owner
+// for lease and hand it, once committed, to HandedOrders. Orders of any
+// other kind, and an RTP's later orders, are claimed as before: an RTP's
+// first order has no earlier one of its object to wait for.
+func (s *Store) HandOrders(owner string, lease time.Duration, clock payd.Clock) {
+	s.handOrders = newHand[*payd.RailsOrder](owner, lease, clock, HandedCap)
+}
+
+// HandOrdersUpTo is HandOrders with a queue of capacity orders.
+func (s *Store) HandOrdersUpTo(owner string, lease time.Duration, clock payd.Clock, capacity int) {
+	s.handOrders = newHand[*payd.RailsOrder](owner, lease, clock, capacity)
+}
+
+// HandedOrdersQueued is how many handed orders wait for their loop.
+func (s *Store) HandedOrdersQueued() int {
+	if s.handOrders == nil {
+		return 0
+	}
+	return len(s.handOrders.ch)
+}
+
+// HandedOrders waits for orders handed by this store's writes (HandOrders)
+// and returns up to max of them; nil when ctx ends.
+func (s *Store) HandedOrders(ctx context.Context, max int) []Handed[*payd.RailsOrder] {
+	return s.handOrders.take(ctx, max)
+}
+
+// HandCallbacks makes the store write each callback due at once leased to
+// owner for lease and hand it, once committed, to HandedCallbacks.
+func (s *Store) HandCallbacks(owner string, lease time.Duration, clock payd.Clock) {
+	s.handCallbacks = newHand[*payd.Callback](owner, lease, clock, HandedCap)
+}
+
+// HandedCallbacks waits for callbacks handed by this store's writes
+// (HandCallbacks) and returns up to max of them; nil when ctx ends.
+func (s *Store) HandedCallbacks(ctx context.Context, max int) []Handed[*payd.Callback] {
+	return s.handCallbacks.take(ctx, max)
+}
+
+// ReleaseHandedOrders gives up the leases of the orders still queued for
+// this instance's loop, so that claims take them at once (a server
+// stopping).
+func (s *Store) ReleaseHandedOrders(ctx context.Context) error {
+	var err error
+	if h := s.handOrders; h != nil {
+		for _, v := range h.left() {
+			err = errors.Join(err, s.releaseOrder(ctx, v.Item.ID, h.owner))
+		}
+	}
+	return err
+}
+
+// ReleaseHandedCallbacks is ReleaseHandedOrders for callbacks.
+func (s *Store) ReleaseHandedCallbacks(ctx context.Context) error {
+	var err error
+	if h := s.handCallbacks; h != nil {
+		for _, v := range h.left() {
+			err = errors.Join(err, s.releaseCallback(ctx, v.Item.ID, h.owner))
+		}
+	}
+	return err
+}
+
+// orderLease is the lease an order is written with: this instance's, for
+// an RTP's pain.013 when orders are handed; none otherwise.
+func (s *Store) orderLease(o *payd.RailsOrder) (owner any, until any) {
+	if h := s.handOrders; h != nil && o.Kind == payd.OrderSendRTP && !o.NextAttemptAt.After(o.CreatedAt) {
+		return h.owner, ms(h.until(o.CreatedAt))
+	}
+	return nil, nil
+}
+
+// handOrder hands a committed order written with orderLease's lease to
+// this instance's loop; when the queue is full it gives the lease up.
+func (s *Store) handOrder(ctx context.Context, o *payd.RailsOrder) {
+	owner, _ := s.orderLease(o)
+	if owner == nil {
+		s.queuedOrders()
+		return
+	}
+	h := s.handOrders
+	if h.give(o, h.until(o.CreatedAt)) {
+		return
+	}
+	if s.releaseOrder(context.WithoutCancel(ctx), o.ID, h.owner) == nil {
+		s.queuedOrders()
+	}
+}
+
+func (s *Store) releaseOrder(ctx context.Context, id, owner string) error {
+	return s.write1(ctx, `UPDATE rails_orders SET lease_owner = NULL, lease_until = NULL
+		WHERE id = ? AND lease_owner = ? AND state = 'pending'`, id, owner)
+}
+
+// callbackLease is the lease a callback is written with: this instance's,
+// for one due at once when callbacks are handed; none otherwise.
+func (s *Store) callbackLease(c *payd.Callback) (owner any, until any) {
+	if h := s.handCallbacks; h != nil && !c.NextAttemptAt.After(c.CreatedAt) {
+		return h.owner, ms(h.until(c.CreatedAt))
+	}
+	return nil, nil
+}
+
+// handCallbacksOf hands committed callbacks written with callbackLease's
+// lease to this instance's loop (those without one wake the claims);
+// when the queue is full it gives the lease up.
+func (s *Store) handCallbacksOf(ctx context.Context, cbs ...*payd.Callback) {
+	wake := false
+	for _, c := range cbs {
+		if c == nil {
+			continue
+		}
+		owner, _ := s.callbackLease(c)
+		h := s.handCallbacks
+		if owner != nil && h.give(c, h.until(c.CreatedAt)) {
+			continue
+		}
+		if owner != nil && s.releaseCallback(context.WithoutCancel(ctx), c.ID, h.owner) != nil {
+			continue // the lease runs out instead
+		}
+		wake = true
+	}
+	if wake {
+		s.queuedCallbacks()
+	}
+}
+
+func (s *Store) releaseCallback(ctx context.Context, id, owner string) error {
+	return s.write1(ctx, `UPDATE callbacks SET lease_owner = NULL, lease_until = NULL
+		WHERE id = ? AND lease_owner = ? AND state = 'pending'`, id, owner)
+}
