@@ -197,16 +197,13 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		loop("delivery", worker.DeliveryInterval, callbacksWake, worker.DeliveryBatch, delivery.RunOnce)
 	}
 	// A payment's callback is handed to delivery in memory at its commit,
-	// leased to this instance (sqlstore/handover.go); two loops take them,
-	// one gathering while the other waits for its slowest attempt.
+	// leased to this instance (sqlstore/handover.go), and attempted at once.
 	handed := func(run func(context.Context)) {
 		wg.Add(1)
 		go func() { defer wg.Done(); run(workCtx) }()
 	}
 	store.HandCallbacks(instance, lease, clock)
-	for range worker.HandedLoops {
-		handed(delivery.RunHanded)
-	}
+	handed(delivery.RunHanded)
 	eb := worker.ExpiryBatch(store.Engine())
 	loop("expiry", worker.ExpiryInterval, nil, eb, worker.Paced(eb, 3, (&worker.Expiry{Store: store, Clock: clock, Batch: eb}).RunOnce))
 	loop("tokens", worker.TokenInterval, nil, 0, (&worker.Tokens{Store: store, Clock: clock}).RunOnce)

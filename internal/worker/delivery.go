@@ -102,26 +102,45 @@ func (d *Delivery) RunOnce(ctx context.Context) (int, error) {
 // RunHanded makes the first attempt of the callbacks this instance's
 // writes hand it (Store.HandCallbacks), already leased to it, until ctx
 // ends; then it gives up the leases of those still queued, for the claims
-// to take.
+// to take. Each callback is attempted as soon as it is handed, Parallel at
+// a time, never waiting for a pass to end; the attempts are recorded as
+// they finish, together (as in RunOnce).
 func (d *Delivery) RunHanded(ctx context.Context) {
 	d.defaults()
+	done := make(chan sqlstore.Recorded, d.Parallel)
+	recorded := make(chan struct{})
+	go func() {
+		defer close(recorded)
+		var buf []sqlstore.Recorded
+		for r := range done {
+			buf = batch.Gather(buf[:0], r, done, d.Batch)
+			d.record(ctx, buf)
+		}
+	}()
+	sem := make(chan struct{}, d.Parallel)
+	var wg sync.WaitGroup
 	for {
 		handed := d.Store.HandedCallbacks(ctx, d.Batch)
 		if handed == nil {
-			if err := d.Store.ReleaseHandedCallbacks(context.WithoutCancel(ctx)); err != nil {
-				d.Log.Warn("handed callbacks not released; their leases run out instead", "err", err)
-			}
-			return
+			break
 		}
-		cbs := make([]*payd.Callback, 0, len(handed))
 		for _, h := range handed {
-			if !stale(h.LeaseUntil, d.Clock.Now(), d.Lease) { // else its lease runs out before the attempt would end; a claim takes it then
-				cbs = append(cbs, h.Item)
+			if stale(h.LeaseUntil, d.Clock.Now(), d.Lease) {
+				continue // its lease runs out before the attempt would end; a claim takes it then
 			}
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				done <- d.attempt(ctx, h.Item)
+			}()
 		}
-		if len(cbs) > 0 {
-			d.attemptAll(ctx, cbs)
-		}
+	}
+	wg.Wait()
+	close(done)
+	<-recorded
+	if err := d.Store.ReleaseHandedCallbacks(context.WithoutCancel(ctx)); err != nil {
+		d.Log.Warn("handed callbacks not released; their leases run out instead", "err", err)
 	}
 }
 

@@ -77,9 +77,10 @@ func Paced(full, rest int, pass Pass) Pass {
 	}
 }
 
-// HandedLoops is how many loops of an instance take the work its own
-// writes hand it in memory (sqlstore/handover.go), of each kind: one
-// gathers while the other waits for its slowest delivery.
+// HandedLoops is how many loops of an instance take the rails orders its
+// own writes hand it in memory (sqlstore/handover.go): one gathers while
+// the other waits for its slowest delivery. (Handed callbacks are
+// attempted as they come, by one loop.)
 const HandedLoops = 2
 
 // Waker coalesces wake-up calls into a channel a loop selects on.
