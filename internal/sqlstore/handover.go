@@ -72,6 +72,9 @@ func (h *hand[T]) give(v T, until time.Time) bool {
 // take waits for handed work and returns it with whatever else is queued,
 // up to max; nil when ctx ends.
 func (h *hand[T]) take(ctx context.Context, max int) []Handed[T] {
+	if ctx.Err() != nil {
+		return nil // stopping: what is queued stays for release, not a last attempt
+	}
 	var out []Handed[T]
 	select {
 	case v := <-h.ch:
@@ -146,22 +149,21 @@ func (s *Store) HandedCallbacks(ctx context.Context, max int) []Handed[*payd.Cal
 // this instance's loop, so that claims take them at once (a server
 // stopping).
 func (s *Store) ReleaseHandedOrders(ctx context.Context) error {
-	var err error
-	if h := s.handOrders; h != nil {
-		for _, v := range h.left() {
-			err = errors.Join(err, s.releaseOrder(ctx, v.Item.ID, h.owner))
-		}
-	}
-	return err
+	return releaseLeft(ctx, s.handOrders, func(o *payd.RailsOrder) string { return o.ID }, s.releaseOrder)
 }
 
 // ReleaseHandedCallbacks is ReleaseHandedOrders for callbacks.
 func (s *Store) ReleaseHandedCallbacks(ctx context.Context) error {
+	return releaseLeft(ctx, s.handCallbacks, func(c *payd.Callback) string { return c.ID }, s.releaseCallback)
+}
+
+func releaseLeft[T any](ctx context.Context, h *hand[T], id func(T) string, release func(ctx context.Context, id, owner string) error) error {
+	if h == nil {
+		return nil
+	}
 	var err error
-	if h := s.handCallbacks; h != nil {
-		for _, v := range h.left() {
-			err = errors.Join(err, s.releaseCallback(ctx, v.Item.ID, h.owner))
-		}
+	for _, v := range h.left() {
+		err = errors.Join(err, release(ctx, id(v.Item), h.owner))
 	}
 	return err
 }

@@ -234,3 +234,23 @@ func TestHandedCallbackLeaseIsRealTime(t *testing.T) {
 		}
 	})
 }
+
+// TestHandedCallbacksReleasedAtStop: callbacks still queued when the
+// instance's handed loop stops are released to the claims at once, not
+// left to wait out their lease.
+func TestHandedCallbacksReleasedAtStop(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
+		clock := payd.NewFakeClock(storetest.Epoch)
+		s.HandCallbacks("a", 30*time.Second, clock)
+		acceptedRTP(t, s, clock, "http://127.0.0.1:1/cb")
+		if got, _ := s.ClaimCallbacks(ctx, "b", clock.Now(), 30*time.Second, 10); len(got) != 0 {
+			t.Fatalf("b claimed a handed callback")
+		}
+		stopped, cancel := context.WithCancel(context.Background())
+		cancel() // the server is stopping: the loop takes nothing and releases what is queued
+		newDelivery(s, clock, "a").RunHanded(stopped)
+		if got, err := s.ClaimCallbacks(ctx, "b", clock.Now(), 30*time.Second, 10); err != nil || len(got) != 1 {
+			t.Fatalf("b claimed %d released callbacks, want 1 (%v)", len(got), err)
+		}
+	})
+}
