@@ -241,7 +241,8 @@ var insertRTPs = func() string {
 
 // insertRTPsWithOrders inserts the RTPs and their outbox rows in one
 // statement (so in one transaction): the RTP's arrays, then the orders'
-// id, kind, merchant_id, object_id, data, next_attempt_at, created_at.
+// id, kind, merchant_id, object_id, data, next_attempt_at, created_at,
+// lease_owner, lease_until (NULL unless handed over: handover.go).
 var insertRTPsWithOrders = "WITH r AS (" + insertRTPs + `) INSERT INTO rails_orders
 	(id, kind, merchant_id, object_id, data, state, attempts, next_attempt_at, created_at, lease_owner, lease_until)
 	SELECT id, kind, merchant_id, object_id, data, 'pending', 0, next_attempt_at, created_at, lease_owner, lease_until
@@ -309,9 +310,8 @@ func (c *rtpInserter) orderColumns(ins []rtpInsert) ([]any, error) {
 		}
 		ids[i], kinds[i], merchants[i], objects[i], data[i] = o.ID, string(o.Kind), o.MerchantID, o.ObjectID, string(b)
 		next[i], created[i] = ms(o.NextAttemptAt), ms(o.CreatedAt)
-		if owner, until := c.s.orderLease(o); owner != nil {
-			ow, u := owner.(string), until.(int64)
-			owners[i], untils[i] = &ow, &u
+		if owner, until, ok := c.s.orderLease(o); ok {
+			owners[i], untils[i] = &owner, &until
 		}
 	}
 	return []any{ids, kinds, merchants, objects, data, next, created, owners, untils}, nil

@@ -169,19 +169,18 @@ func releaseLeft[T any](ctx context.Context, h *hand[T], id func(T) string, rele
 }
 
 // orderLease is the lease an order is written with: this instance's, for
-// an RTP's pain.013 when orders are handed; none otherwise.
-func (s *Store) orderLease(o *payd.RailsOrder) (owner any, until any) {
+// an RTP's pain.013 when orders are handed; none (ok false) otherwise.
+func (s *Store) orderLease(o *payd.RailsOrder) (owner string, until int64, ok bool) {
 	if h := s.handOrders; h != nil && o.Kind == payd.OrderSendRTP && !o.NextAttemptAt.After(o.CreatedAt) {
-		return h.owner, ms(h.until(o.CreatedAt))
+		return h.owner, ms(h.until(o.CreatedAt)), true
 	}
-	return nil, nil
+	return "", 0, false
 }
 
 // handOrder hands a committed order written with orderLease's lease to
 // this instance's loop; when the queue is full it gives the lease up.
 func (s *Store) handOrder(ctx context.Context, o *payd.RailsOrder) {
-	owner, _ := s.orderLease(o)
-	if owner == nil {
+	if _, _, ok := s.orderLease(o); !ok {
 		s.queuedOrders()
 		return
 	}
