@@ -85,7 +85,8 @@ func TestOperationsEndpoints(t *testing.T) {
 		e.call("GET", "/readyz", nil, "").wantOK()
 		e.as("GET", "/v2/rtp?count=1&offset=0", nil).wantOK()
 		m := e.call("GET", "/metrics", nil, "")
-		for _, want := range []string{`payd_http_requests_total{route="GET /v2/rtp",status="200"} 1`, "payd_http_request_duration_seconds_bucket", "payd_callbacks_pending 0", "payd_refunds_pending 0"} {
+		for _, want := range []string{`payd_http_requests_total{route="GET /v2/rtp",status="200"} 1`, "payd_http_request_duration_seconds_bucket", "payd_callbacks_pending 0", "payd_refunds_pending 0",
+			`payd_handed_queued{kind="orders"} 0`, `payd_handed_total{kind="callbacks"} 0`, `payd_handed_full_total{kind="orders"} 0`} {
 			if !strings.Contains(string(m.body), want) {
 				t.Errorf("metrics lack %q", want)
 			}

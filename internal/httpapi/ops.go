@@ -114,6 +114,21 @@ func (m *metrics) registerStore(store *sqlstore.Store, clock payd.Clock) {
 		sg.gauges = append(sg.gauges, recon.WithLabelValues(k))
 	}
 	m.gauges = append(m.gauges, sg)
+	// Work handed to this instance's loops in memory (sqlstore/handover.go):
+	// read at each scrape, from memory.
+	for kind, stats := range map[string]func() sqlstore.HandStats{"orders": store.HandedOrderStats, "callbacks": store.HandedCallbackStats} {
+		labels := prometheus.Labels{"kind": kind}
+		m.reg.MustRegister(
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "payd_handed_queued", ConstLabels: labels,
+				Help: "New rails orders and callbacks handed to this instance's loops in memory and not yet taken by them."},
+				func() float64 { return float64(stats().Queued) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "payd_handed_total", ConstLabels: labels,
+				Help: "New rails orders and callbacks handed to this instance's loops in memory."},
+				func() float64 { return float64(stats().Handed) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "payd_handed_full_total", ConstLabels: labels,
+				Help: "New rails orders and callbacks that found this instance's queue full and were left to the claims."},
+				func() float64 { return float64(stats().Full) }))
+	}
 	if _, ok := store.WriterStats(); ok {
 		stat := func(name, help string, f func(sqlstore.WriterStats) float64) {
 			m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 {

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"payd"
@@ -41,6 +42,9 @@ type hand[T any] struct {
 	lease time.Duration
 	clock payd.Clock
 	ch    chan Handed[T]
+	// handed and full count what give queued and what it could not (the
+	// queue full: the lease given up, left to the claims).
+	handed, full atomic.Int64
 }
 
 func newHand[T any](owner string, lease time.Duration, clock payd.Clock, capacity int) *hand[T] {
@@ -63,11 +67,34 @@ func (h *hand[T]) until(created time.Time) time.Time {
 func (h *hand[T]) give(v T, until time.Time) bool {
 	select {
 	case h.ch <- Handed[T]{v, until}:
+		h.handed.Add(1)
 		return true
 	default:
+		h.full.Add(1)
 		return false
 	}
 }
+
+// HandStats is what one kind of handed work did since the start: how much
+// waits in its queue now, how much was handed, and how much found the
+// queue full and was left to the claims.
+type HandStats struct {
+	Queued, Handed, Full int64
+}
+
+func (h *hand[T]) stats() HandStats {
+	if h == nil {
+		return HandStats{}
+	}
+	return HandStats{Queued: int64(len(h.ch)), Handed: h.handed.Load(), Full: h.full.Load()}
+}
+
+// HandedOrderStats is HandStats of the orders handed (zero when they are
+// not).
+func (s *Store) HandedOrderStats() HandStats { return s.handOrders.stats() }
+
+// HandedCallbackStats is HandStats of the callbacks handed.
+func (s *Store) HandedCallbackStats() HandStats { return s.handCallbacks.stats() }
 
 // take waits for handed work and returns it with whatever else is queued,
 // up to max; nil when ctx ends.
@@ -117,14 +144,6 @@ func (s *Store) HandOrders(owner string, lease time.Duration, clock payd.Clock) 
 // HandOrdersUpTo is HandOrders with a queue of capacity orders.
 func (s *Store) HandOrdersUpTo(owner string, lease time.Duration, clock payd.Clock, capacity int) {
 	s.handOrders = newHand[*payd.RailsOrder](owner, lease, clock, capacity)
-}
-
-// HandedOrdersQueued is how many handed orders wait for their loop.
-func (s *Store) HandedOrdersQueued() int {
-	if s.handOrders == nil {
-		return 0
-	}
-	return len(s.handOrders.ch)
 }
 
 // HandedOrders waits for orders handed by this store's writes (HandOrders)

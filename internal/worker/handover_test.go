@@ -128,7 +128,7 @@ func TestHandedOrderOutlivesItsInstance(t *testing.T) {
 		ctxA, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() { defer close(done); a.RunHanded(ctxA) }()
-		waitFor(t, "a's loop to take the pain.013", func() bool { return s.HandedOrdersQueued() == 0 })
+		waitFor(t, "a's loop to take the pain.013", func() bool { return s.HandedOrderStats().Queued == 0 })
 		b := &Orders{Store: s, Rails: rails, Clock: clock, Log: log, Owner: "b"}
 		if n, err := b.RunOnce(ctx); err != nil || n != 0 {
 			t.Fatalf("b claimed %d orders within a's lease (%v)", n, err)
@@ -165,6 +165,9 @@ func TestHandedQueueFull(t *testing.T) {
 		if err != nil || len(got) != 3 {
 			t.Fatalf("b claimed %d orders past the full queue, want 3 (%v)", len(got), err)
 		}
+		if st := s.HandedOrderStats(); st != (sqlstore.HandStats{Queued: capacity, Handed: capacity, Full: 3}) {
+			t.Errorf("handed orders' stats = %+v, want %d queued and handed, 3 full", st, capacity)
+		}
 		if err := s.ReleaseHandedOrders(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -186,6 +189,9 @@ func TestHandedCallbacks(t *testing.T) {
 		_, p := acceptedRTP(t, s, clock, rc.srv.URL+"/cb")
 		if got, err := s.ClaimCallbacks(ctx, "b", clock.Now(), 30*time.Second, 10); err != nil || len(got) != 0 {
 			t.Fatalf("b claimed %d handed callbacks (%v)", len(got), err)
+		}
+		if st := s.HandedCallbackStats(); st != (sqlstore.HandStats{Queued: 1, Handed: 1}) {
+			t.Errorf("handed callbacks' stats = %+v, want 1 queued and handed", st)
 		}
 		runHanded(t, newDelivery(s, clock, "a").RunHanded)
 		waitFor(t, "the callback", func() bool { return rc.count() == 1 })
