@@ -253,7 +253,10 @@ func (c *rtpInserter) serve(ins []rtpInsert) {
 	ctx, cancel := context.WithTimeout(context.Background(), coalesceTimeout)
 	defer cancel()
 	c.statements.Add(1)
-	if len(ins) > 1 {
+	// One RTP with its order goes as the batch statement too: one round
+	// trip in autocommit, where inserting the two rows in a transaction
+	// (insertOne) takes two and its COMMIT a third.
+	if len(ins) > 1 || ins[0].order != nil {
 		args, err := rtpColumns(ins)
 		q := insertRTPs
 		if err == nil && ins[0].order != nil {
