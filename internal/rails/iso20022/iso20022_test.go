@@ -208,6 +208,37 @@ func TestTextsAreCut(t *testing.T) {
 	}
 }
 
+// TestDecodeStrict: the one pass that checks and decodes refuses what the
+// schema allows once when it comes twice, wherever it is (after the root
+// too), and what is not well formed, and takes what may repeat.
+func TestDecodeStrict(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "pacs008.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := string(b)
+	end := strings.LastIndex(good, "</Document>")
+	for name, c := range map[string]struct {
+		doc string
+		ok  bool
+	}{
+		"the golden credit":              {good, true},
+		"two Ustrd (repeatable)":         {strings.Replace(good, "<Ustrd>Order 42</Ustrd>", "<Ustrd>Order 42</Ustrd><Ustrd>and 43</Ustrd>", 1), true},
+		"two MsgIds":                     {strings.Replace(good, "<MsgId>BANKMSG0001</MsgId>", "<MsgId>BANKMSG0001</MsgId><MsgId>BANKMSG0002</MsgId>", 1), false},
+		"an end tag that does not match": {strings.Replace(good, "</MsgId>", "</MsgIdX>", 1), false},
+		"a second document after it":     {good + good[strings.Index(good, "<Document"):], false},
+		"an end tag after the root":      {good + "</Document>", false},
+		"text cut inside the root":       {good[:end], false},
+		"an element after the root":      {good + "<MsgId>X</MsgId>", false},
+		"a comment after the root":       {good + "<!-- end -->\n", true},
+	} {
+		err := decodeStrict([]byte(c.doc), &Pacs008{})
+		if (err == nil) != c.ok {
+			t.Errorf("%s: err = %v, want ok %v", name, err, c.ok)
+		}
+	}
+}
+
 // TestParseGolden: the inbound messages of the connector's specification
 // (docs/rails.md) read as payd reads them.
 func TestParseGolden(t *testing.T) {

@@ -22,34 +22,61 @@ var repeatable = map[string]bool{
 	"NtryDtls": true, "TxDtls": true, "Bal": true,
 }
 
-// decodeStrict unmarshals body into v after checking that no element
-// appears twice under one parent unless it may (repeatable).
+// decodeStrict unmarshals body into v, refusing any element that appears
+// twice under one parent unless it may (repeatable). The document is read
+// once: the check sits between the tokenizer and the decoding (a first
+// pass of its own took as long as the decoding), and what follows the
+// root element is read to the end: an element there is refused.
 func decodeStrict(body []byte, v any) error {
-	d := xml.NewDecoder(bytes.NewReader(body))
-	type level struct {
-		name string
-		seen map[string]bool
+	d := xml.NewTokenDecoder(&strictTokens{raw: xml.NewDecoder(bytes.NewReader(body)), stack: []level{{seen: map[string]bool{}}}})
+	if err := d.Decode(v); err != nil {
+		return err
 	}
-	stack := []level{{name: "", seen: map[string]bool{}}}
 	for {
 		tok, err := d.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
+		switch {
+		case err == io.EOF:
+			return nil
+		case err != nil:
 			return err
 		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			parent := stack[len(stack)-1]
-			if parent.seen[t.Name.Local] && !repeatable[t.Name.Local] {
-				return fmt.Errorf("element %s appears twice in %s, where the schema allows it once", t.Name.Local, parent.name)
-			}
-			parent.seen[t.Name.Local] = true
-			stack = append(stack, level{name: t.Name.Local, seen: map[string]bool{}})
-		case xml.EndElement:
-			stack = stack[:len(stack)-1]
+		if _, ok := tok.(xml.StartElement); ok {
+			return fmt.Errorf("an element after the document's root")
 		}
 	}
-	return xml.Unmarshal(body, v)
+}
+
+// level is an element being read: its name and its children's names.
+type level struct {
+	name string
+	seen map[string]bool
+}
+
+// strictTokens passes the raw tokens of a document on (the decoder reading
+// them matches its end tags and resolves its namespaces) and fails at the
+// second copy of an element that may appear once.
+type strictTokens struct {
+	raw   *xml.Decoder
+	stack []level
+}
+
+func (s *strictTokens) Token() (xml.Token, error) {
+	tok, err := s.raw.RawToken()
+	if err != nil {
+		return nil, err
+	}
+	switch t := tok.(type) {
+	case xml.StartElement:
+		parent := s.stack[len(s.stack)-1]
+		if parent.seen[t.Name.Local] && !repeatable[t.Name.Local] {
+			return nil, fmt.Errorf("element %s appears twice in %s, where the schema allows it once", t.Name.Local, parent.name)
+		}
+		parent.seen[t.Name.Local] = true
+		s.stack = append(s.stack, level{name: t.Name.Local, seen: map[string]bool{}})
+	case xml.EndElement:
+		if len(s.stack) > 1 { // an end with no start is the decoder's to refuse
+			s.stack = s.stack[:len(s.stack)-1]
+		}
+	}
+	return tok, nil
 }

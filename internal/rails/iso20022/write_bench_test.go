@@ -1,6 +1,8 @@
 package iso20022
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -32,4 +34,31 @@ func BenchmarkRender(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkDecodeStrict is the cost of reading each message payd takes
+// from the connector (decodeStrict: the check for repeated elements and
+// the decoding).
+func BenchmarkDecodeStrict(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		v    func() any
+	}{
+		{"pacs008.xml", func() any { return &Pacs008{} }},
+		{"camt053.xml", func() any { return &Camt053{} }},
+	} {
+		body, err := os.ReadFile(filepath.Join("testdata", c.name))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				if err := decodeStrict(body, c.v()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
