@@ -186,10 +186,11 @@ func (c *rtpReader) serve(reads []rtpRead) {
 // here; each of a few inserters takes whatever has queued and inserts it as
 // one statement (INSERT ... SELECT FROM unnest of one array per column),
 // which commits on its own. No create is acknowledged before that commit.
-// A statement that fails inserts its rows again one by one, so that each
-// create gets its own outcome and none is lost to a neighbour's error; the
-// primary key makes a retried row that had in fact committed fail rather
-// than exist twice.
+// A statement the database refuses inserts its rows again one by one, so
+// that each create gets its own outcome and none is lost to a neighbour's
+// error; the primary key makes a retried row that had in fact committed
+// fail rather than exist twice. A statement that found the database away,
+// or whose outcome is unknown, is not retried: each create gets its error.
 
 // insertWriters is how many coalesced inserts run at once: two, so that one
 // batch gathers while the other waits for its commit.
@@ -271,6 +272,17 @@ func (c *rtpInserter) serve(ins []rtpInsert) {
 		if err == nil {
 			for _, q := range ins {
 				q.done <- nil
+			}
+			return
+		}
+		if Unavailable(err) {
+			// The database is away, or the statement's outcome is unknown
+			// (its connection cut after it was sent): rows sent again
+			// would fail the same way or, had it committed, meet their own
+			// primary keys and report a committed create as failed. Every
+			// create gets the error: 503, outcome unknown.
+			for _, q := range ins {
+				q.done <- err
 			}
 			return
 		}

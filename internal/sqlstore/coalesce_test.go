@@ -174,6 +174,44 @@ func TestCoalescedRTPCreates(t *testing.T) {
 	}
 }
 
+// TestCoalescedCreatesDatabaseAway: a coalesced insert that finds the
+// database away is not retried row by row (a retry of a statement whose
+// outcome is unknown would meet its own committed rows): each create gets
+// the error, which says the database is unavailable, and once it is back
+// the same RTPs insert as new.
+func TestCoalescedCreatesDatabaseAway(t *testing.T) {
+	s, proxy := storetest.PostgresBehindProxy(t)
+	now := storetest.Epoch
+	m, _ := newMerchant(t, s, 100)
+	var batch []*payd.RTP
+	for i := range 3 {
+		batch = append(batch, &payd.RTP{ID: payd.NewID(now), MerchantID: m.ID, Alias: "37369000001", Amount: payd.Money(100 + i),
+			Currency: "MDL", Description: "away", Status: payd.RTPCreated, CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(time.Hour)})
+	}
+	proxy.Cut()
+	before := s.CoalescedInserts()
+	for i, err := range s.InsertRTPsTogether(batch) {
+		if err == nil || !sqlstore.Unavailable(err) {
+			t.Errorf("row %d with the database away: %v, want an unavailable error", i, err)
+		}
+	}
+	if n := s.CoalescedInserts() - before; n != 1 {
+		t.Errorf("%d statements for a batch with the database away, want 1 (no row-by-row retry)", n)
+	}
+	proxy.Restore()
+	var errs []error
+	for end := time.Now().Add(15 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if errs = s.InsertRTPsTogether(batch); !sqlstore.Unavailable(errors.Join(errs...)) {
+			break // the pool reconnected
+		}
+	}
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("row %d once the database is back: %v", i, err)
+		}
+	}
+}
+
 // concurrently runs f(0) … f(n-1) in n goroutines released at once and
 // fails t with the first error any of them returns.
 func concurrently(t *testing.T, n int, f func(g int) error) {
