@@ -86,6 +86,42 @@ func TestCardSessionIsCreatedOnce(t *testing.T) {
 	})
 }
 
+// TestCardCallbackHanded: with callbacks handed over, a card payment's
+// callback is written leased to the instance and handed to its delivery
+// in memory, as an RTP's or a QR's is: another instance cannot claim it.
+func TestCardCallbackHanded(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
+		now := storetest.Epoch
+		s.HandCallbacks("a", 30*time.Second, payd.NewFakeClock(now))
+		m, _ := newMerchant(t, s, 0)
+		amount := payd.Money(12050)
+		c := payd.NewCheckout(payd.CheckoutInput{Amount: &amount, Currency: "MDL", Language: "en", CallbackURL: "https://merchant.example/cb"},
+			m.ID, time.Hour, now)
+		if err := s.CreateCheckout(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		c, err := s.SelectCheckoutMethod(ctx, c.ID, payd.MethodCard, true, "https://payd.example/checkout/"+c.ID, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		openSession(t, s, c, "acq-handed", now)
+		if _, p, err := s.CardPaid(ctx, c.ID, payd.CardResult{Approved: true, Reference: "acq-handed", RRN: "123456789013",
+			ApprovalCode: "654321", Mask: "411111******1111", Amount: &amount, Currency: "MDL"}, now); err != nil || p == nil {
+			t.Fatalf("approved: %v %+v", err, p)
+		}
+		if st := s.HandedCallbackStats(); st.Handed != 1 || st.Queued != 1 {
+			t.Errorf("handed callbacks' stats = %+v, want the card payment's callback handed", st)
+		}
+		if got, err := s.ClaimCallbacks(ctx, "b", now, 30*time.Second, 10); err != nil || len(got) != 0 {
+			t.Errorf("b claimed %d handed callbacks (%v)", len(got), err)
+		}
+		if got, err := s.ClaimCallbacks(ctx, "b", now.Add(31*time.Second), 30*time.Second, 10); err != nil || len(got) != 1 ||
+			got[0].Event != payd.EventCheckoutCompleted {
+			t.Errorf("b claimed %d callbacks after a's lease (%v), want the checkout's completion", len(got), err)
+		}
+	})
+}
+
 // TestHostedCardOutcomes: an acquirer's outcome applies once through
 // CardPaid; an approval for a checkout that moved on, or for another
 // amount, is given back (a reversal order) and leaves the checkout; a

@@ -201,8 +201,10 @@ func (s *Store) creditQR(ctx context.Context, merchantID, qrID, extID string, c 
 // Only the card's mask is stored.
 func (s *Store) CardPaid(ctx context.Context, id string, res payd.CardResult, now time.Time) (*payd.Checkout, *payd.Payment, error) {
 	var p *payd.Payment
-	queued := false
+	var cb *payd.Callback
+	reversed := false
 	c, err := s.updateCheckout(ctx, "", id, func(t *tx, c *payd.Checkout) error {
+		cb, reversed = nil, false
 		if res.Hosted() {
 			// An acquirer's payment applies once: the outcome closes its session.
 			if err := t.lockOpenCardSession(ctx, res.Reference, c.ID); err != nil {
@@ -230,7 +232,7 @@ func (s *Store) CardPaid(ctx context.Context, id string, res payd.CardResult, no
 			}
 		}
 		if reversal != nil {
-			queued = true
+			reversed = true
 			return t.insertOrder(ctx, reversal)
 		}
 		if p == nil {
@@ -255,16 +257,16 @@ func (s *Store) CardPaid(ctx context.Context, id string, res payd.CardResult, no
 		if err := t.insertPayment(ctx, p, c.CallbackURL, now); err != nil {
 			return err
 		}
-		cb := payd.CheckoutCallback(m, c, p, now)
-		queued = queued || cb != nil
-		return t.insertCallbacks(ctx, cb)
+		cb = payd.CheckoutCallback(m, c, p, now)
+		return t.insertHandedCallbacks(ctx, cb)
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	if queued {
-		s.queued()
+	if reversed {
+		s.queuedOrders()
 	}
+	s.handCallbacksOf(ctx, cb) // to this instance's delivery, or to the claims (handover.go)
 	return c, p, nil
 }
 
@@ -346,24 +348,23 @@ type refundRule func(*payd.Merchant, *payd.Refund, *payd.Payment, string, payd.R
 
 func (s *Store) settleRefund(ctx context.Context, id string, outcome payd.RefundStatus, now time.Time, apply refundRule) (*payd.Refund, error) {
 	var rf *payd.Refund
-	queued := false
+	var cb *payd.Callback
 	err := s.inTx(ctx, func(t *tx) error {
 		var err error
-		rf, queued, err = t.settleRefund(ctx, id, outcome, now, apply)
+		rf, cb, err = t.settleRefund(ctx, id, outcome, now, apply, true)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	if queued {
-		s.queuedCallbacks()
-	}
+	s.handCallbacksOf(ctx, cb) // to this instance's delivery, or to the claims (handover.go)
 	return rf, nil
 }
 
-// settleRefund is SettleRefund in the transaction t; queued reports a
-// callback written.
-func (t *tx) settleRefund(ctx context.Context, id string, outcome payd.RefundStatus, now time.Time, apply refundRule) (rf *payd.Refund, queued bool, err error) {
+// settleRefund is SettleRefund in the transaction t; cb is the callback it
+// wrote, if any, leased to this instance when handed (the caller hands it
+// once committed: Store.handCallbacksOf).
+func (t *tx) settleRefund(ctx context.Context, id string, outcome payd.RefundStatus, now time.Time, apply refundRule, handed bool) (rf *payd.Refund, cb *payd.Callback, err error) {
 	s := t.s
 	err = func() error {
 		if rf, err = scanRefund(t.queryRow(ctx, "SELECT "+refundCols+" FROM refunds WHERE id = ?"+s.forUpdate(), id)); err != nil {
@@ -418,10 +419,10 @@ func (t *tx) settleRefund(ctx context.Context, id string, outcome payd.RefundSta
 				}
 			}
 		}
-		queued = st.Callback != nil
-		return t.insertCallbacks(ctx, st.Callback)
+		cb = st.Callback
+		return t.queueCallbacks(ctx, handed, []*payd.Callback{cb})
 	}()
-	return rf, queued, err
+	return rf, cb, err
 }
 
 // DueRefunds lists up to limit unsettled refunds whose processing time

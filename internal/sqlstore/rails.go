@@ -184,8 +184,8 @@ func (s *Store) OrderDelivered(ctx context.Context, o *payd.RailsOrder, taken pa
 			return nil
 		}
 		// The network answered the refund at once (a card acquirer).
-		_, queued, err := t.settleRefund(ctx, o.ObjectID, taken.Refund, now, payd.ApplyReturnOutcome)
-		settled = queued
+		_, cb, err := t.settleRefund(ctx, o.ObjectID, taken.Refund, now, payd.ApplyReturnOutcome, false)
+		settled = cb != nil
 		return err
 	})
 }

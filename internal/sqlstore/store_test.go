@@ -209,6 +209,40 @@ func TestRefundCapUnderConcurrency(t *testing.T) {
 	})
 }
 
+// TestRefundCallbackHanded: with callbacks handed over, a refund's
+// settlement writes its callback leased to the instance and hands it to its
+// delivery in memory, as the payment's was: another instance cannot claim
+// it within the lease.
+func TestRefundCallbackHanded(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
+		now := storetest.Epoch
+		s.HandCallbacks("a", 30*time.Second, payd.NewFakeClock(now))
+		m, _ := newMerchant(t, s, 0)
+		r := newRTP(t, s, m, "37369112221", now)
+		_, p, err := s.CreditRTP(ctx, m.ID, payd.Credit{TargetID: r.ID, PayerName: payd.TestRTPPayer, PayerIBAN: payd.TestIBAN}, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rf, err := s.CreateRefund(ctx, m.ID, p.ID, payd.RefundInput{Reason: "r"}, now, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.SettleRefund(ctx, rf.ID, payd.RefundAccepted, now.Add(time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if st := s.HandedCallbackStats(); st.Handed != 2 || st.Queued != 2 {
+			t.Errorf("handed callbacks' stats = %+v, want the payment's and the refund's handed", st)
+		}
+		if got, err := s.ClaimCallbacks(ctx, "b", now.Add(time.Second), 30*time.Second, 10); err != nil || len(got) != 0 {
+			t.Errorf("b claimed %d handed callbacks (%v)", len(got), err)
+		}
+		cbs, _ := s.Callbacks(ctx, payd.CallbackPending, 10)
+		if len(cbs) != 2 || cbs[0].Event != payd.EventRefundAccepted {
+			t.Errorf("callbacks = %d, first %v", len(cbs), cbs)
+		}
+	})
+}
+
 func TestExpireRTPs(t *testing.T) {
 	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
 		m, _ := newMerchant(t, s, 0)
