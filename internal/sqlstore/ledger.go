@@ -351,7 +351,7 @@ func (s *Store) settleRefund(ctx context.Context, id string, outcome payd.Refund
 	var cb *payd.Callback
 	err := s.inTx(ctx, func(t *tx) error {
 		var err error
-		rf, cb, err = t.settleRefund(ctx, id, outcome, now, apply, true)
+		rf, cb, err = t.settleRefund(ctx, id, outcome, now, apply)
 		return err
 	})
 	if err != nil {
@@ -362,9 +362,9 @@ func (s *Store) settleRefund(ctx context.Context, id string, outcome payd.Refund
 }
 
 // settleRefund is SettleRefund in the transaction t; cb is the callback it
-// wrote, if any, leased to this instance when handed (the caller hands it
-// once committed: Store.handCallbacksOf).
-func (t *tx) settleRefund(ctx context.Context, id string, outcome payd.RefundStatus, now time.Time, apply refundRule, handed bool) (rf *payd.Refund, cb *payd.Callback, err error) {
+// wrote, if any, leased to this instance when callbacks are handed (the
+// caller hands it once committed: Store.handCallbacksOf).
+func (t *tx) settleRefund(ctx context.Context, id string, outcome payd.RefundStatus, now time.Time, apply refundRule) (rf *payd.Refund, cb *payd.Callback, err error) {
 	s := t.s
 	err = func() error {
 		if rf, err = scanRefund(t.queryRow(ctx, "SELECT "+refundCols+" FROM refunds WHERE id = ?"+s.forUpdate(), id)); err != nil {
@@ -420,7 +420,7 @@ func (t *tx) settleRefund(ctx context.Context, id string, outcome payd.RefundSta
 			}
 		}
 		cb = st.Callback
-		return t.queueCallbacks(ctx, handed, []*payd.Callback{cb})
+		return t.insertHandedCallbacks(ctx, cb)
 	}()
 	return rf, cb, err
 }

@@ -158,13 +158,9 @@ func (s *Store) orderSeq() string {
 // lease, and applies what that means: a refund's return taken makes the
 // refund Requested. It returns payd.ErrConflict when the lease was lost.
 func (s *Store) OrderDelivered(ctx context.Context, o *payd.RailsOrder, taken payd.Taken, owner string, now time.Time) error {
-	settled := false
-	defer func() {
-		if settled {
-			s.queued()
-		}
-	}()
-	return s.inTx(ctx, func(t *tx) error {
+	var cb *payd.Callback // a refund's, settled at once
+	err := s.inTx(ctx, func(t *tx) error {
+		cb = nil
 		res, err := t.exec(ctx, `UPDATE rails_orders SET state = 'delivered', attempts = attempts + 1, delivered_at = ?,
 			last_error = NULL, lease_owner = NULL, lease_until = NULL WHERE id = ? AND lease_owner = ? AND state = 'pending'`,
 			ms(now), o.ID, owner)
@@ -184,10 +180,13 @@ func (s *Store) OrderDelivered(ctx context.Context, o *payd.RailsOrder, taken pa
 			return nil
 		}
 		// The network answered the refund at once (a card acquirer).
-		_, cb, err := t.settleRefund(ctx, o.ObjectID, taken.Refund, now, payd.ApplyReturnOutcome, false)
-		settled = cb != nil
+		_, cb, err = t.settleRefund(ctx, o.ObjectID, taken.Refund, now, payd.ApplyReturnOutcome)
 		return err
 	})
+	if err == nil {
+		s.handCallbacksOf(ctx, cb) // to this instance's delivery, or to the claims (handover.go)
+	}
+	return err
 }
 
 // OrderFailed records a failed attempt and when to try again.

@@ -240,6 +240,37 @@ func TestRefundCallbackHanded(t *testing.T) {
 		if len(cbs) != 2 || cbs[0].Event != payd.EventRefundAccepted {
 			t.Errorf("callbacks = %d, first %v", len(cbs), cbs)
 		}
+
+		// A refund the network settles as it takes its order (an acquirer
+		// answers at once): the settlement's callback is handed too.
+		s.SetRailsOrders(true)
+		r2 := newRTP(t, s, m, "37369112222", now)
+		_, p2, err := s.CreditRTP(ctx, m.ID, payd.Credit{TargetID: r2.ID, PayerName: payd.TestRTPPayer, PayerIBAN: payd.TestIBAN}, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.CreateRefund(ctx, m.ID, p2.ID, payd.RefundInput{Reason: "r"}, now, time.Second); err != nil {
+			t.Fatal(err)
+		}
+		os, err := s.ClaimOrders(ctx, "a", now.Add(time.Hour), time.Minute, 100)
+		var refund *payd.RailsOrder
+		for _, o := range os {
+			if o.Kind.RefundKind() {
+				refund = o
+			}
+		}
+		if err != nil || refund == nil {
+			t.Fatalf("the refund's order: %v (%d claimed)", err, len(os))
+		}
+		if err := s.OrderDelivered(ctx, refund, payd.Taken{Refund: payd.RefundAccepted}, "a", now.Add(2*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if st := s.HandedCallbackStats(); st.Handed != 4 {
+			t.Errorf("handed callbacks' stats = %+v, want the second payment's and its refund's handed too", st)
+		}
+		if got, err := s.ClaimCallbacks(ctx, "b", now.Add(2*time.Second), 30*time.Second, 10); err != nil || len(got) != 0 {
+			t.Errorf("b claimed %d handed callbacks (%v)", len(got), err)
+		}
 	})
 }
 
