@@ -270,24 +270,15 @@ func (s *Store) CardPaid(ctx context.Context, id string, res payd.CardResult, no
 	return c, p, nil
 }
 
-// insertCallbacks queues the callbacks that are not nil.
-func (t *tx) insertCallbacks(ctx context.Context, cbs ...*payd.Callback) error {
-	return t.queueCallbacks(ctx, false, cbs)
-}
-
 // insertHandedCallbacks queues the callbacks that are not nil, leased to
 // this instance when it takes them in memory: the caller hands them over
 // once committed (Store.handCallbacksOf).
 func (t *tx) insertHandedCallbacks(ctx context.Context, cbs ...*payd.Callback) error {
-	return t.queueCallbacks(ctx, true, cbs)
-}
-
-func (t *tx) queueCallbacks(ctx context.Context, handed bool, cbs []*payd.Callback) error {
 	for _, cb := range cbs {
 		if cb == nil {
 			continue
 		}
-		if err := t.insertCallback(ctx, cb, handed); err != nil {
+		if err := t.insertCallback(ctx, cb); err != nil {
 			return err
 		}
 	}
