@@ -35,7 +35,7 @@ func scanCallback(sc scanner) (*payd.Callback, error) {
 // handed, for the caller to hand it to the instance's delivery after the
 // commit (handover.go).
 func (t *tx) insertCallback(ctx context.Context, c *payd.Callback) error {
-	owner, until := t.s.callbackLease(c)
+	owner, until := leaseArgs(t.s.callbackLease(c))
 	err := t.write(ctx, -1, nil, `INSERT INTO callbacks (id, merchant_id, event, subject_id, object_id, url, body, ts, signature, state,
 		attempts, next_attempt_at, created_at, lease_owner, lease_until) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?)`,
 		c.ID, c.MerchantID, string(c.Event), c.SubjectID, nullStr(c.ObjectID), c.URL, string(c.Body), c.Timestamp, c.Signature,

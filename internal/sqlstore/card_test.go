@@ -14,8 +14,14 @@ import (
 // cardCheckout is a checkout whose payer chose Card.
 func cardCheckout(t *testing.T, s *sqlstore.Store, m *payd.Merchant, now time.Time) *payd.Checkout {
 	t.Helper()
+	return cardCheckoutTo(t, s, m, now, "")
+}
+
+// cardCheckoutTo is cardCheckout with its callbacks sent to callbackURL.
+func cardCheckoutTo(t *testing.T, s *sqlstore.Store, m *payd.Merchant, now time.Time, callbackURL string) *payd.Checkout {
+	t.Helper()
 	amount := payd.Money(12050)
-	c := payd.NewCheckout(payd.CheckoutInput{Amount: &amount, Currency: "MDL", Language: "en"}, m.ID, time.Hour, now)
+	c := payd.NewCheckout(payd.CheckoutInput{Amount: &amount, Currency: "MDL", Language: "en", CallbackURL: callbackURL}, m.ID, time.Hour, now)
 	if err := s.CreateCheckout(ctx, c); err != nil {
 		t.Fatal(err)
 	}
@@ -95,15 +101,7 @@ func TestCardCallbackHanded(t *testing.T) {
 		s.HandCallbacks("a", 30*time.Second, payd.NewFakeClock(now))
 		m, _ := newMerchant(t, s, 0)
 		amount := payd.Money(12050)
-		c := payd.NewCheckout(payd.CheckoutInput{Amount: &amount, Currency: "MDL", Language: "en", CallbackURL: "https://merchant.example/cb"},
-			m.ID, time.Hour, now)
-		if err := s.CreateCheckout(ctx, c); err != nil {
-			t.Fatal(err)
-		}
-		c, err := s.SelectCheckoutMethod(ctx, c.ID, payd.MethodCard, true, "https://payd.example/checkout/"+c.ID, now)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := cardCheckoutTo(t, s, m, now, "https://merchant.example/cb")
 		openSession(t, s, c, "acq-handed", now)
 		if _, p, err := s.CardPaid(ctx, c.ID, payd.CardResult{Approved: true, Reference: "acq-handed", RRN: "123456789013",
 			ApprovalCode: "654321", Mask: "411111******1111", Amount: &amount, Currency: "MDL"}, now); err != nil || p == nil {

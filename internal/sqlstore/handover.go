@@ -187,13 +187,32 @@ func releaseLeft[T any](ctx context.Context, h *hand[T], id func(T) string, rele
 	return err
 }
 
+// leaseOf is the lease written with work created at created that h hands:
+// this instance's; none (ok false) when h is nil (nothing of its kind is
+// handed).
+func (h *hand[T]) leaseOf(created time.Time) (owner string, until int64, ok bool) {
+	if h == nil {
+		return "", 0, false
+	}
+	return h.owner, ms(h.until(created)), true
+}
+
+// leaseArgs is a lease as an INSERT's lease_owner and lease_until: NULL
+// when there is none.
+func leaseArgs(owner string, until int64, ok bool) (any, any) {
+	if !ok {
+		return nil, nil
+	}
+	return owner, until
+}
+
 // orderLease is the lease an order is written with: this instance's, for
 // an RTP's pain.013 when orders are handed; none (ok false) otherwise.
 func (s *Store) orderLease(o *payd.RailsOrder) (owner string, until int64, ok bool) {
-	if h := s.handOrders; h != nil && o.Kind == payd.OrderSendRTP && !o.NextAttemptAt.After(o.CreatedAt) {
-		return h.owner, ms(h.until(o.CreatedAt)), true
+	if o.Kind != payd.OrderSendRTP || o.NextAttemptAt.After(o.CreatedAt) {
+		return "", 0, false
 	}
-	return "", 0, false
+	return s.handOrders.leaseOf(o.CreatedAt)
 }
 
 // handOrder hands a committed order written with orderLease's lease to
@@ -218,12 +237,12 @@ func (s *Store) releaseOrder(ctx context.Context, id, owner string) error {
 }
 
 // callbackLease is the lease a callback is written with: this instance's,
-// for one due at once when callbacks are handed; none otherwise.
-func (s *Store) callbackLease(c *payd.Callback) (owner any, until any) {
-	if h := s.handCallbacks; h != nil && !c.NextAttemptAt.After(c.CreatedAt) {
-		return h.owner, ms(h.until(c.CreatedAt))
+// for one due at once when callbacks are handed; none (ok false) otherwise.
+func (s *Store) callbackLease(c *payd.Callback) (owner string, until int64, ok bool) {
+	if c.NextAttemptAt.After(c.CreatedAt) {
+		return "", 0, false
 	}
-	return nil, nil
+	return s.handCallbacks.leaseOf(c.CreatedAt)
 }
 
 // handCallbacksOf hands committed callbacks written with callbackLease's
@@ -235,12 +254,12 @@ func (s *Store) handCallbacksOf(ctx context.Context, cbs ...*payd.Callback) {
 		if c == nil {
 			continue
 		}
-		owner, _ := s.callbackLease(c)
+		_, _, leased := s.callbackLease(c)
 		h := s.handCallbacks
-		if owner != nil && h.give(c, h.until(c.CreatedAt)) {
+		if leased && h.give(c, h.until(c.CreatedAt)) {
 			continue
 		}
-		if owner != nil && s.releaseCallback(context.WithoutCancel(ctx), c.ID, h.owner) != nil {
+		if leased && s.releaseCallback(context.WithoutCancel(ctx), c.ID, h.owner) != nil {
 			continue // the lease runs out instead
 		}
 		wake = true

@@ -66,7 +66,7 @@ func (s *Store) CreditRTP(ctx context.Context, merchantID string, c payd.Credit,
 		if err := t.insertPayment(ctx, p, r.CallbackURL, now); err != nil {
 			return err
 		}
-		return t.insertHandedCallbacks(ctx, cb)
+		return t.insertCallbacks(ctx, cb)
 	})
 	if err != nil {
 		return nil, nil, err
@@ -187,7 +187,7 @@ func (s *Store) creditQR(ctx context.Context, merchantID, qrID, extID string, c 
 			}
 			cbs = append(cbs, payd.CheckoutCallback(m, co, p, now))
 		}
-		return t.insertHandedCallbacks(ctx, cbs...)
+		return t.insertCallbacks(ctx, cbs...)
 	})
 	if err != nil {
 		return nil, nil, err
@@ -258,7 +258,7 @@ func (s *Store) CardPaid(ctx context.Context, id string, res payd.CardResult, no
 			return err
 		}
 		cb = payd.CheckoutCallback(m, c, p, now)
-		return t.insertHandedCallbacks(ctx, cb)
+		return t.insertCallbacks(ctx, cb)
 	})
 	if err != nil {
 		return nil, nil, err
@@ -270,10 +270,10 @@ func (s *Store) CardPaid(ctx context.Context, id string, res payd.CardResult, no
 	return c, p, nil
 }
 
-// insertHandedCallbacks queues the callbacks that are not nil, leased to
-// this instance when it takes them in memory: the caller hands them over
-// once committed (Store.handCallbacksOf).
-func (t *tx) insertHandedCallbacks(ctx context.Context, cbs ...*payd.Callback) error {
+// insertCallbacks queues the callbacks that are not nil, leased to this
+// instance when it takes them in memory: the caller hands them over once
+// committed (Store.handCallbacksOf).
+func (t *tx) insertCallbacks(ctx context.Context, cbs ...*payd.Callback) error {
 	for _, cb := range cbs {
 		if cb == nil {
 			continue
@@ -411,7 +411,7 @@ func (t *tx) settleRefund(ctx context.Context, id string, outcome payd.RefundSta
 			}
 		}
 		cb = st.Callback
-		return t.insertHandedCallbacks(ctx, cb)
+		return t.insertCallbacks(ctx, cb)
 	}()
 	return rf, cb, err
 }

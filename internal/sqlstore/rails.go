@@ -45,10 +45,7 @@ func (t *tx) insertOrder(ctx context.Context, o *payd.RailsOrder) error {
 	if err != nil {
 		return err
 	}
-	var owner, until any // NULL unless handed over (handover.go)
-	if ow, u, ok := t.s.orderLease(o); ok {
-		owner, until = ow, u
-	}
+	owner, until := leaseArgs(t.s.orderLease(o)) // NULL unless handed over (handover.go)
 	_, err = t.exec(ctx, `INSERT INTO rails_orders (id, kind, merchant_id, object_id, data, state, attempts, next_attempt_at, created_at,
 		lease_owner, lease_until) VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?)`, o.ID, string(o.Kind), o.MerchantID, o.ObjectID, string(data),
 		ms(o.NextAttemptAt), ms(o.CreatedAt), owner, until)
