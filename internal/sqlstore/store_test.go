@@ -547,3 +547,32 @@ func TestRTPStatusCountsKept(t *testing.T) {
 		check("after compaction", later.Add(time.Second))
 	})
 }
+
+// TestOrdersDelivered: marking orders delivered counts only those still
+// pending under the caller's lease, on each engine's statement.
+func TestOrdersDelivered(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
+		s.SetRailsOrders(true)
+		m, _ := newMerchant(t, s, 0)
+		now := storetest.Epoch
+		for _, alias := range []string{"37369112221", "37369112222", "37369112223"} {
+			newRTP(t, s, m, alias, now)
+		}
+		orders, err := s.ClaimOrders(ctx, "a", now, time.Minute, 10)
+		if err != nil || len(orders) != 3 {
+			t.Fatalf("claimed %d orders (%v)", len(orders), err)
+		}
+		if n, err := s.OrdersDelivered(ctx, orders, "b", now); err != nil || n != 0 {
+			t.Errorf("another owner marked %d delivered (%v)", n, err)
+		}
+		if n, err := s.OrdersDelivered(ctx, orders[:2], "a", now); err != nil || n != 2 {
+			t.Errorf("marked %d delivered (%v), want 2", n, err)
+		}
+		if n, err := s.OrdersDelivered(ctx, orders, "a", now); err != nil || n != 1 {
+			t.Errorf("marked %d delivered (%v), want only the one still pending", n, err)
+		}
+		if n, _, err := s.PendingOrders(ctx, now); err != nil || n != 0 {
+			t.Errorf("pending orders = %d (%v)", n, err)
+		}
+	})
+}
