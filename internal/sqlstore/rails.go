@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"payd"
@@ -306,42 +305,33 @@ func (s *Store) Recorded(ctx context.Context, msgID string) (payd.Message, bool,
 }
 
 // OrdersDelivered marks orders that need nothing more than their delivery
-// (an RTP's pain.013, its camt.055) delivered, in one transaction; it
-// returns how many were still leased to owner.
+// (an RTP's pain.013, its camt.055) delivered, in one statement whatever
+// their number (idsIn), and returns how many were still leased to owner. On
+// PostgreSQL it runs in autocommit: one round trip, where a transaction
+// takes two.
 func (s *Store) OrdersDelivered(ctx context.Context, orders []*payd.RailsOrder, owner string, now time.Time) (int, error) {
-	var n int64
-	if s.engine == Postgres && len(orders) <= 500 {
-		// One statement in autocommit, the same text whatever the count
-		// (so prepared once): one round trip, where a transaction of an
-		// IN list took two and a new statement for each count.
-		ids := make([]string, len(orders))
-		for i, o := range orders {
-			ids[i] = o.ID
-		}
-		res, err := s.w.ExecContext(ctx, s.rebind(markDelivered+" = ANY(?)"), ms(now), owner, ids)
-		if err != nil {
-			return 0, fmt.Errorf("orders delivered: %w", err)
-		}
-		n, _ = res.RowsAffected()
-		return int(n), nil
+	ids := make([]string, len(orders))
+	for i, o := range orders {
+		ids[i] = o.ID
 	}
-	err := s.inTx(ctx, func(t *tx) error {
-		n = 0
-		for i := 0; i < len(orders); i += 500 {
-			chunk := orders[i:min(i+500, len(orders))]
-			args := []any{ms(now), owner}
-			for _, o := range chunk {
-				args = append(args, o.ID)
-			}
-			res, err := t.exec(ctx, markDelivered+" IN ("+strings.TrimSuffix(strings.Repeat("?,", len(chunk)), ",")+")", args...)
-			if err != nil {
-				return fmt.Errorf("orders delivered: %w", err)
-			}
-			k, _ := res.RowsAffected()
-			n += k
-		}
-		return nil
-	})
+	in, list, err := s.idsIn(ids)
+	if err != nil {
+		return 0, err
+	}
+	var res sql.Result
+	if s.engine == Postgres {
+		res, err = s.w.ExecContext(ctx, s.rebind(markDelivered+in), ms(now), owner, list)
+	} else {
+		err = s.inTx(ctx, func(t *tx) error {
+			var e error
+			res, e = t.exec(ctx, markDelivered+in, ms(now), owner, list)
+			return e
+		})
+	}
+	if err != nil {
+		return 0, fmt.Errorf("orders delivered: %w", err)
+	}
+	n, err := res.RowsAffected()
 	return int(n), err
 }
 
