@@ -73,3 +73,49 @@ func TestFlowWaitsForEveryAcceptedCallback(t *testing.T) {
 		t.Error("not done with every accepted callback in")
 	}
 }
+
+// TestPace: operations go at the asked rate, catching up on late looks,
+// and those due while every worker is busy are not owed.
+func TestPace(t *testing.T) {
+	const rate = 5000.0
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	slots := make(chan struct{}, 4)
+	go pace(ctx, start, rate, slots)
+	n := 0
+	for ctx.Err() == nil {
+		select {
+		case <-slots:
+			n++
+		case <-ctx.Done():
+		}
+	}
+	want := rate * time.Since(start).Seconds()
+	if float64(n) < 0.8*want || float64(n) > want+1 {
+		t.Errorf("%d operations in %v, want about %.0f", n, time.Since(start), want)
+	}
+
+	// Nobody takes the slots for 200 ms, then a worker drains them for
+	// 50 ms: it gets the four waiting and those due in its 50 ms, not the
+	// thousand that fell due while nobody took them.
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 250*time.Millisecond)
+	defer cancel2()
+	busy := make(chan struct{}, 4)
+	go pace(ctx2, time.Now(), rate, busy)
+	time.Sleep(200 * time.Millisecond)
+	if len(busy) != 4 {
+		t.Errorf("%d slots waiting, want the channel's 4", len(busy))
+	}
+	from, got := time.Now(), 0
+	for ctx2.Err() == nil {
+		select {
+		case <-busy:
+			got++
+		case <-ctx2.Done():
+		}
+	}
+	if owed := 4 + rate*time.Since(from).Seconds(); float64(got) > owed+1 {
+		t.Errorf("drained %d operations in %v, want at most %.0f", got, time.Since(from), owed)
+	}
+}
