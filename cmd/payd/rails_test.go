@@ -62,21 +62,42 @@ func startBank(t *testing.T, addr, paydURL string, extra ...string) *bankProc {
 	if bankErr != nil {
 		t.Fatal(bankErr)
 	}
-	b := &bankProc{base: "http://" + addr, logs: &syncBuffer{}}
-	b.cmd = exec.Command(bankPath, append([]string{"-addr", addr, "-payd", paydURL, "-key", railsKey}, extra...)...)
-	b.cmd.Stdout, b.cmd.Stderr = b.logs, b.logs
-	if err := b.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.cmd.Process.Kill(); b.cmd.Wait() })
-	for i := 0; i < 200; i++ {
-		if res, err := http.Get(b.base + "/healthz"); err == nil {
-			res.Body.Close()
-			return b
+	// The address was free when freeAddr looked; another process may have
+	// taken it since (packages test in parallel). A bank that could not
+	// listen exits: it is started again on a fresh address, and only its own
+	// answer counts as ready.
+	var logs []string
+	for try := 0; try < 3; try++ {
+		if try > 0 {
+			addr = freeAddr(t)
 		}
-		time.Sleep(20 * time.Millisecond)
+		b := &bankProc{base: "http://" + addr, logs: &syncBuffer{}}
+		b.cmd = exec.Command(bankPath, append([]string{"-addr", addr, "-payd", paydURL, "-key", railsKey}, extra...)...)
+		b.cmd.Stdout, b.cmd.Stderr = b.logs, b.logs
+		if err := b.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan struct{})
+		go func() { b.cmd.Wait(); close(exited) }()
+		t.Cleanup(func() { b.cmd.Process.Kill(); <-exited })
+		for i := 0; i < 200; i++ {
+			res, err := http.Get(b.base + "/healthz")
+			if err == nil {
+				res.Body.Close()
+			}
+			select {
+			case <-exited:
+				i = 200
+			default:
+				if err == nil && res.StatusCode == http.StatusOK {
+					return b
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+		logs = append(logs, b.logs.String())
 	}
-	t.Fatalf("payd-bank did not start:\n%s", b.logs)
+	t.Fatalf("payd-bank did not start:\n%s", strings.Join(logs, "\n"))
 	return nil
 }
 
@@ -862,4 +883,22 @@ func TestCrashRecoveryRails(t *testing.T) {
 		}
 		t.Logf("%d kills; %d credits answered (%d ACCC), %d RTPs, %d refunds; each applied once and sent", kills, len(credits), accepted, len(rtps), len(refunds))
 	})
+}
+
+// TestStartBankOnTakenAddress: a bank whose address was taken meanwhile
+// (by a server that answers /healthz with something else) starts on
+// another one, rather than the test talking to the wrong server.
+func TestStartBankOnTakenAddress(t *testing.T) {
+	other := httptest.NewServer(http.NotFoundHandler())
+	defer other.Close()
+	taken := strings.TrimPrefix(other.URL, "http://")
+	b := startBank(t, taken, "http://127.0.0.1:1/rails/iso20022")
+	if b.base == other.URL {
+		t.Fatalf("the bank reports the taken address %s", b.base)
+	}
+	res, err := http.Get(b.base + "/healthz")
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("the bank at %s: %v %v", b.base, res, err)
+	}
+	res.Body.Close()
 }
