@@ -154,11 +154,12 @@ func pace(ctx context.Context, start time.Time, rate float64, slots chan<- struc
 			return
 		case now := <-t.C:
 			due := int(now.Sub(start).Seconds() * rate)
-			for ; released < due; released++ {
+			for released < due {
 				select {
 				case slots <- struct{}{}:
+					released++
 				default:
-					released = due - 1 // every worker is busy
+					released = due // every worker is busy: what fell due is not owed
 				}
 			}
 		}
