@@ -80,6 +80,7 @@ func startBank(t *testing.T, addr, paydURL string, extra ...string) *bankProc {
 		exited := make(chan struct{})
 		go func() { b.cmd.Wait(); close(exited) }()
 		t.Cleanup(func() { b.cmd.Process.Kill(); <-exited })
+	wait:
 		for i := 0; i < 200; i++ {
 			res, err := http.Get(b.base + "/healthz")
 			if err == nil {
@@ -87,13 +88,13 @@ func startBank(t *testing.T, addr, paydURL string, extra ...string) *bankProc {
 			}
 			select {
 			case <-exited:
-				i = 200
+				break wait // it could not listen: another address
 			default:
-				if err == nil && res.StatusCode == http.StatusOK {
-					return b
-				}
-				time.Sleep(20 * time.Millisecond)
 			}
+			if err == nil && res.StatusCode == http.StatusOK {
+				return b
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
 		logs = append(logs, b.logs.String())
 	}

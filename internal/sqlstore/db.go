@@ -380,14 +380,22 @@ func (s *Store) inTx(ctx context.Context, f func(*tx) error) error {
 // autocommit (one round trip instead of BEGIN, the statement and COMMIT;
 // a single statement is atomic either way), on SQLite through group commit.
 func (s *Store) write1(ctx context.Context, q string, args ...any) error {
+	_, err := s.exec1(ctx, q, args...)
+	return err
+}
+
+// exec1 is write1 with the statement's result (how many rows it changed).
+func (s *Store) exec1(ctx context.Context, q string, args ...any) (sql.Result, error) {
 	if s.jobs != nil {
-		return s.inTx(ctx, func(t *tx) error {
-			_, err := t.exec(ctx, q, args...)
+		var res sql.Result
+		err := s.inTx(ctx, func(t *tx) error {
+			var err error
+			res, err = t.exec(ctx, q, args...)
 			return err
 		})
+		return res, err
 	}
-	_, err := s.w.ExecContext(ctx, s.rebind(q), args...)
-	return err
+	return s.w.ExecContext(ctx, s.rebind(q), args...)
 }
 
 // soloTx runs f in a transaction of its own.

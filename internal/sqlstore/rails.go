@@ -306,9 +306,9 @@ func (s *Store) Recorded(ctx context.Context, msgID string) (payd.Message, bool,
 
 // OrdersDelivered marks orders that need nothing more than their delivery
 // (an RTP's pain.013, its camt.055) delivered, in one statement whatever
-// their number (idsIn), and returns how many were still leased to owner. On
-// PostgreSQL it runs in autocommit: one round trip, where a transaction
-// takes two.
+// their number (idsIn) run as a use case of its own (exec1: on PostgreSQL
+// one round trip in autocommit), and returns how many were still leased to
+// owner.
 func (s *Store) OrdersDelivered(ctx context.Context, orders []*payd.RailsOrder, owner string, now time.Time) (int, error) {
 	ids := make([]string, len(orders))
 	for i, o := range orders {
@@ -318,16 +318,7 @@ func (s *Store) OrdersDelivered(ctx context.Context, orders []*payd.RailsOrder, 
 	if err != nil {
 		return 0, err
 	}
-	var res sql.Result
-	if s.engine == Postgres {
-		res, err = s.w.ExecContext(ctx, s.rebind(markDelivered+in), ms(now), owner, list)
-	} else {
-		err = s.inTx(ctx, func(t *tx) error {
-			var e error
-			res, e = t.exec(ctx, markDelivered+in, ms(now), owner, list)
-			return e
-		})
-	}
+	res, err := s.exec1(ctx, markDelivered+in, ms(now), owner, list)
 	if err != nil {
 		return 0, fmt.Errorf("orders delivered: %w", err)
 	}
