@@ -218,11 +218,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		loop("refunds", worker.RefundInterval, refundsWake, 100, (&sandbox.Refunds{Store: store, Ledger: store, Clock: clock}).RunOnce)
 		loop("rtp-auto", worker.AutoInterval, nil, 100, (&sandbox.Decisions{Store: store, Payer: payer, Clock: clock, Log: log}).RunOnce)
 	case "iso20022":
-		// Connections to the connector are kept alive, one per delivery
-		// the orders loop runs at once.
-		connector := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConns: 64, MaxIdleConnsPerHost: 64,
-			IdleConnTimeout: 90 * time.Second, ForceAttemptHTTP2: true}}
-		var out payd.Rails = &iso20022.Rails{URL: c.RailsURL, Key: c.RailsKey, BIC: c.RailsBIC, Clock: clock, Client: connector}
+		// Connections to the connector are kept alive, one for each
+		// delivery the orders passes (claimed and handed) run at once.
+		conns := (worker.OrderLoops + worker.HandedLoops) * worker.OrderParallel
+		var out payd.Rails = &iso20022.Rails{URL: c.RailsURL, Key: c.RailsKey, BIC: c.RailsBIC, Clock: clock, Client: iso20022.NewClient(conns)}
 		if acquirer != nil {
 			out = ordersTo{rails: out, cards: acquirer}
 		}

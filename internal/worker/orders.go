@@ -21,6 +21,9 @@ var OrderSchedule = []time.Duration{time.Second, 2 * time.Second, 4 * time.Secon
 // while it does the other claims what was written since.
 const OrderLoops = 2
 
+// OrderParallel is how many deliveries one orders pass runs at once.
+const OrderParallel = 32
+
 // Orders hands the rails outbox to the rails adapter: it claims due orders
 // with a lease (as Delivery claims callbacks), delivers them, and records
 // the outcomes. An order the network took is applied (a refund's return
@@ -39,7 +42,7 @@ type Orders struct {
 	Owner    string
 	Lease    time.Duration // default 30 s
 	Batch    int           // default 256
-	Parallel int           // deliveries at once, default 32
+	Parallel int           // deliveries at once, default OrderParallel
 
 	once sync.Once
 }
@@ -54,7 +57,7 @@ func (o *Orders) setDefaults() {
 		o.Batch = 256
 	}
 	if o.Parallel == 0 {
-		o.Parallel = 32
+		o.Parallel = OrderParallel
 	}
 }
 

@@ -1,0 +1,153 @@
+package iso20022
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"payd"
+)
+
+// connector is a connector on loopback that keeps what it was sent and
+// answers each POST with the status answer gives for its path.
+type connector struct {
+	mu     sync.Mutex
+	posts  []*http.Request
+	bodies [][]byte
+	answer func(path string) int
+}
+
+func (c *connector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	c.mu.Lock()
+	c.posts, c.bodies = append(c.posts, r), append(c.bodies, body)
+	c.mu.Unlock()
+	if code := c.answer(r.URL.Path); code == http.StatusTemporaryRedirect {
+		http.Redirect(w, r, "/taken", code)
+	} else {
+		w.WriteHeader(code)
+	}
+}
+
+// TestDeliver posts orders to a connector over real HTTP: a 2xx is taken,
+// anything else (a redirect too, which is not followed) is a failure, an
+// answer that does not come within the deadline is a failure, and every
+// message is the order's rendering, signed, over TLS for an https URL.
+func TestDeliver(t *testing.T) {
+	const key = "adapter-test-key-0123"
+	clock := payd.NewFakeClock(epoch)
+	orders := testOrders()
+	c := &connector{answer: func(path string) int {
+		switch path {
+		case "/ok", "/taken":
+			return http.StatusOK
+		case "/accepted":
+			return http.StatusAccepted
+		case "/down":
+			return http.StatusServiceUnavailable
+		case "/moved":
+			return http.StatusTemporaryRedirect
+		}
+		return http.StatusNotFound
+	}}
+	plain := httptest.NewServer(c)
+	defer plain.Close()
+
+	for path, taken := range map[string]bool{"/ok": true, "/accepted": true, "/down": false, "/moved": false, "/missing": false} {
+		r := &Rails{URL: plain.URL + path, Key: key, BIC: testBIC, Clock: clock, Client: NewClient(4)}
+		_, err := r.Deliver(context.Background(), orders["pain013.xml"])
+		if taken && err != nil {
+			t.Errorf("%s: %v, want taken", path, err)
+		}
+		if !taken && err == nil {
+			t.Errorf("%s: taken, want a failure", path)
+		}
+	}
+	c.mu.Lock()
+	if len(c.posts) != 5 {
+		t.Errorf("the connector got %d POSTs, want 5 (no redirect followed)", len(c.posts))
+	}
+	want, err := Render(orders["pain013.xml"], testBIC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range c.posts {
+		if r.Method != http.MethodPost || r.Header.Get("Content-Type") != "application/xml; charset=utf-8" {
+			t.Errorf("POST %d: %s with Content-Type %q", i, r.Method, r.Header.Get("Content-Type"))
+		}
+		if string(c.bodies[i]) != string(want) {
+			t.Errorf("POST %d: the body is not the order's rendering", i)
+		}
+		if err := Verify(r.Header, key, c.bodies[i], clock.Now()); err != nil {
+			t.Errorf("POST %d: %v", i, err)
+		}
+		if got, want := r.Header.Get(HeaderTimestamp), strconv.FormatInt(epoch.UnixMilli(), 10); got != want {
+			t.Errorf("POST %d: timestamp %s, want the clock's %s", i, got, want)
+		}
+	}
+	c.mu.Unlock()
+
+	t.Run("https", func(t *testing.T) {
+		s := httptest.NewUnstartedServer(c)
+		s.Config.ErrorLog = log.New(io.Discard, "", 0) // the untrusted handshake below
+		s.StartTLS()
+		defer s.Close()
+		pool := x509.NewCertPool()
+		pool.AddCert(s.Certificate())
+		client := NewClient(4)
+		client.TLSConfig = &tls.Config{RootCAs: pool}
+		r := &Rails{URL: s.URL + "/ok", Key: key, BIC: testBIC, Clock: clock, Client: client}
+		if _, err := r.Deliver(context.Background(), orders["camt055.xml"]); err != nil {
+			t.Fatal(err)
+		}
+		// A certificate the client does not trust is a failure.
+		r = &Rails{URL: s.URL + "/ok", Key: key, BIC: testBIC, Clock: clock, Client: NewClient(4)}
+		if _, err := r.Deliver(context.Background(), orders["camt055.xml"]); err == nil {
+			t.Fatal("delivered to an untrusted certificate")
+		}
+	})
+
+	t.Run("no answer", func(t *testing.T) {
+		release := make(chan struct{})
+		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-release }))
+		defer s.Close()
+		defer close(release)
+		r := &Rails{URL: s.URL, Key: key, BIC: testBIC, Clock: clock, Client: NewClient(4)}
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		_, err := r.Deliver(ctx, orders["pacs004.xml"])
+		if err == nil || !strings.Contains(err.Error(), "timeout") {
+			t.Fatalf("err %v, want a timeout", err)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Fatalf("gave up after %s, want the context's 300 ms", d)
+		}
+	})
+
+	t.Run("cancelled", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		r := &Rails{URL: plain.URL + "/ok", Key: key, BIC: testBIC, Clock: clock, Client: NewClient(4)}
+		c.mu.Lock()
+		n := len(c.posts)
+		c.mu.Unlock()
+		if _, err := r.Deliver(ctx, orders["pain013.xml"]); err == nil {
+			t.Fatal("delivered with a cancelled context")
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if len(c.posts) != n {
+			t.Fatal("posted with a cancelled context")
+		}
+	})
+}
