@@ -39,7 +39,11 @@ func signature(key string, body []byte, now time.Time) (ts, sig string) {
 // Verify checks a message's signature headers against its body at now:
 // present, well-formed, within MaxSkew, and matching (constant time).
 func Verify(h http.Header, key string, body []byte, now time.Time) error {
-	raw, sig := h.Get(HeaderTimestamp), h.Get(HeaderSignature)
+	return VerifyValues(h.Get(HeaderTimestamp), h.Get(HeaderSignature), key, body, now)
+}
+
+// VerifyValues is Verify given the two headers' values.
+func VerifyValues(raw, sig, key string, body []byte, now time.Time) error {
 	if raw == "" || sig == "" {
 		return fmt.Errorf("unsigned message")
 	}
