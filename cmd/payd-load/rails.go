@@ -152,18 +152,10 @@ func startSink(addr string) error {
 
 // pmtInfID is a pain.013's PmtInfId: the RTP it requests.
 func pmtInfID(body []byte) (string, bool) {
-	const open, end = "<PmtInfId>", "</PmtInfId>"
 	if !bytes.Contains(body, []byte(iso20022.NSPain013)) {
 		return "", false
 	}
-	i := bytes.Index(body, []byte(open))
-	if i < 0 {
-		return "", false
-	}
-	rest := body[i+len(open):]
-	j := bytes.Index(rest, []byte(end))
-	if j <= 0 {
-		return "", false
-	}
-	return string(rest[:j]), true
+	_, rest, ok := bytes.Cut(body, []byte("<PmtInfId>"))
+	id, _, closed := bytes.Cut(rest, []byte("</PmtInfId>"))
+	return string(id), ok && closed && len(id) > 0
 }

@@ -3,11 +3,11 @@ package iso20022
 import (
 	"context"
 	"crypto/subtle"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -70,12 +70,12 @@ type Rails struct {
 	Key string // the shared secret of the signatures
 	BIC string // the operator's bank: the creditor's agent of every message
 	// Client posts the messages, keeping its connections to the
-	// connector alive (NewClient); nil: one of NewClient's own.
+	// connector alive (NewClient); nil: defaultClient.
 	Client *fasthttp.Client
 	Clock  payd.Clock
-
-	once sync.Once
 }
+
+var defaultClient = NewClient(64)
 
 // Timeout is how long a delivery waits for the connector's answer before
 // it counts as a failure (docs/rails.md: no answer within 10 s).
@@ -96,7 +96,7 @@ func NewClient(conns int) *fasthttp.Client {
 		MaxIdleConnDuration:    90 * time.Second,
 		ReadTimeout:            Timeout,
 		WriteTimeout:           Timeout,
-		MaxResponseBodySize:    1 << 20,
+		MaxResponseBodySize:    64 << 10,
 		DisablePathNormalizing: true,
 	}
 }
@@ -119,11 +119,10 @@ func (r *Rails) deliver(ctx context.Context, o *payd.RailsOrder) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	r.once.Do(func() {
-		if r.Client == nil {
-			r.Client = NewClient(64)
-		}
-	})
+	client := r.Client
+	if client == nil {
+		client = defaultClient
+	}
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer func() { fasthttp.ReleaseRequest(req); fasthttp.ReleaseResponse(resp) }()
 	req.SetRequestURI(r.URL)
@@ -140,7 +139,9 @@ func (r *Rails) deliver(ctx context.Context, o *payd.RailsOrder) error {
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
-	if err := r.Client.DoDeadline(req, resp, deadline); err != nil {
+	// An answer whose body is over MaxResponseBodySize still has its
+	// status, which is all payd reads of it.
+	if err := client.DoDeadline(req, resp, deadline); err != nil && !errors.Is(err, fasthttp.ErrBodyTooLarge) {
 		return fmt.Errorf("post to the connector: %w", err)
 	}
 	if code := resp.StatusCode(); code < 200 || code > 299 {

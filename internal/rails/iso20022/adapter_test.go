@@ -1,6 +1,7 @@
 package iso20022
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -31,15 +32,20 @@ func (c *connector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.mu.Lock()
 	c.posts, c.bodies = append(c.posts, r), append(c.bodies, body)
 	c.mu.Unlock()
-	if code := c.answer(r.URL.Path); code == http.StatusTemporaryRedirect {
+	switch code := c.answer(r.URL.Path); {
+	case code == http.StatusTemporaryRedirect:
 		http.Redirect(w, r, "/taken", code)
-	} else {
+	case strings.HasPrefix(r.URL.Path, "/long"):
+		w.WriteHeader(code)
+		w.Write(bytes.Repeat([]byte("x"), 1<<20))
+	default:
 		w.WriteHeader(code)
 	}
 }
 
-// TestDeliver posts orders to a connector over real HTTP: a 2xx is taken,
-// anything else (a redirect too, which is not followed) is a failure, an
+// TestDeliver posts orders to a connector over real HTTP: a 2xx is taken
+// (with a body of any length), anything else (a redirect too, which is
+// not followed) is a failure, an
 // answer that does not come within the deadline is a failure, and every
 // message is the order's rendering, signed, over TLS for an https URL.
 func TestDeliver(t *testing.T) {
@@ -48,11 +54,11 @@ func TestDeliver(t *testing.T) {
 	orders := testOrders()
 	c := &connector{answer: func(path string) int {
 		switch path {
-		case "/ok", "/taken":
+		case "/ok", "/taken", "/long-ok":
 			return http.StatusOK
 		case "/accepted":
 			return http.StatusAccepted
-		case "/down":
+		case "/down", "/long-down":
 			return http.StatusServiceUnavailable
 		case "/moved":
 			return http.StatusTemporaryRedirect
@@ -62,7 +68,8 @@ func TestDeliver(t *testing.T) {
 	plain := httptest.NewServer(c)
 	defer plain.Close()
 
-	for path, taken := range map[string]bool{"/ok": true, "/accepted": true, "/down": false, "/moved": false, "/missing": false} {
+	for path, taken := range map[string]bool{"/ok": true, "/accepted": true, "/long-ok": true,
+		"/down": false, "/long-down": false, "/moved": false, "/missing": false} {
 		r := &Rails{URL: plain.URL + path, Key: key, BIC: testBIC, Clock: clock, Client: NewClient(4)}
 		_, err := r.Deliver(context.Background(), orders["pain013.xml"])
 		if taken && err != nil {
@@ -73,8 +80,8 @@ func TestDeliver(t *testing.T) {
 		}
 	}
 	c.mu.Lock()
-	if len(c.posts) != 5 {
-		t.Errorf("the connector got %d POSTs, want 5 (no redirect followed)", len(c.posts))
+	if len(c.posts) != 7 {
+		t.Errorf("the connector got %d POSTs, want 7 (no redirect followed)", len(c.posts))
 	}
 	want, err := Render(orders["pain013.xml"], testBIC)
 	if err != nil {
