@@ -5,9 +5,11 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -98,7 +100,20 @@ func NewClient(conns int) *fasthttp.Client {
 		WriteTimeout:           Timeout,
 		MaxResponseBodySize:    64 << 10,
 		DisablePathNormalizing: true,
+		RetryIfErr:             retryOnClosed,
 	}
+}
+
+// retryOnClosed sends a message again at once, on a fresh connection,
+// when the kept-alive one it went on had been closed by the connector
+// while idle (fasthttp notices only when it uses it; net/http's client
+// watched its idle connections). Once: the schedule takes any other
+// failure. A connector that did read the message takes it twice as once
+// (it deduplicates on MsgId, as for every redelivery).
+func retryOnClosed(_ *fasthttp.Request, attempts int, err error) (resetTimeout, retry bool) {
+	closed := errors.Is(err, io.EOF) || errors.Is(err, fasthttp.ErrConnectionClosed) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+	return false, attempts == 1 && closed
 }
 
 var _ payd.Rails = (*Rails)(nil)

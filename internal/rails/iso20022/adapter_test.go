@@ -123,6 +123,22 @@ func TestDeliver(t *testing.T) {
 		}
 	})
 
+	t.Run("a connection the connector closed while idle", func(t *testing.T) {
+		// A kept-alive connection the connector closed: the message goes
+		// again at once on a fresh one, not a second later by the schedule.
+		s := httptest.NewUnstartedServer(c)
+		s.Config.IdleTimeout = 50 * time.Millisecond
+		s.Start()
+		defer s.Close()
+		r := &Rails{URL: s.URL + "/ok", Key: key, BIC: testBIC, Clock: clock, Client: NewClient(1)}
+		for i := range 3 {
+			if _, err := r.Deliver(context.Background(), orders["pain013.xml"]); err != nil {
+				t.Fatalf("delivery %d: %v", i, err)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	})
+
 	t.Run("no answer", func(t *testing.T) {
 		release := make(chan struct{})
 		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-release }))
