@@ -108,6 +108,38 @@ func TestHandedOrders(t *testing.T) {
 	})
 }
 
+// TestHandedOrdersMarkedAtStop: the pain.013s a handed loop delivered are
+// marked delivered when it stops, not left pending for their leases to
+// run out (which would send them again), however soon after their
+// delivery the stop comes.
+func TestHandedOrdersMarkedAtStop(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
+		s.SetRailsOrders(true)
+		now := storetest.Epoch
+		clock := payd.NewFakeClock(now)
+		s.HandOrders("a", 30*time.Second, clock)
+		m := ordersShop(t, s, now)
+		for range 5 {
+			newRTP(t, s, m, now)
+		}
+		rails := &recordingRails{got: map[string][]payd.OrderKind{}, refuseOnce: map[string]bool{}}
+		a := &Orders{Store: s, Rails: rails, Clock: clock, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Owner: "a"}
+		stop, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); a.RunHanded(stop) }()
+		waitFor(t, "5 pain.013s", func() bool {
+			rails.mu.Lock()
+			defer rails.mu.Unlock()
+			return len(rails.got) == 5
+		})
+		cancel()
+		<-done
+		if n, _, err := s.PendingOrders(ctx, now); err != nil || n != 0 {
+			t.Fatalf("%d delivered orders still pending after the stop (%v)", n, err)
+		}
+	})
+}
+
 // TestHandedOrderOutlivesItsInstance: a pain.013 handed to an instance that
 // dies before delivering it (nothing takes its queue), or whose loop took
 // it too late to deliver within its lease, is claimed by another instance
