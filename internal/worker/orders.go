@@ -32,8 +32,9 @@ const OrderParallel = 32
 // The orders of one object (an RTP and its cancel, a refund) go one after
 // another in the order they were written, a cancel never overtaking its
 // RTP; the orders of different objects go in parallel, Parallel at a
-// time, and the plain ones taken together are marked delivered in one
-// transaction.
+// time. The plain ones the network took are marked delivered in one
+// statement: a claimed pass's at its end, a handed loop's gathered over
+// its passes (MarkBatch, MarkWait).
 type Orders struct {
 	Store    *sqlstore.Store
 	Rails    payd.Rails
@@ -94,12 +95,15 @@ func (o *Orders) RunHanded(ctx context.Context) {
 	o.defaults()
 	var taken []*payd.RailsOrder // delivered, to mark
 	var since time.Time          // when the first of them was delivered
-	flush := func() {
-		if err := o.mark(context.WithoutCancel(ctx), taken); sqlstore.Unavailable(err) {
+	report := func(err error) {
+		if sqlstore.Unavailable(err) {
 			o.Log.Warn("handed rails orders: database unavailable", "err", err)
 		} else if err != nil {
 			o.Log.Error("handed rails orders", "err", err)
 		}
+	}
+	flush := func() {
+		report(o.mark(context.WithoutCancel(ctx), taken))
 		taken = nil
 	}
 	for {
@@ -128,11 +132,7 @@ func (o *Orders) RunHanded(ctx context.Context) {
 			orders = append(orders, h.Item)
 		}
 		t, err := o.deliver(ctx, orders)
-		if sqlstore.Unavailable(err) {
-			o.Log.Warn("handed rails orders: database unavailable", "err", err)
-		} else if err != nil {
-			o.Log.Error("handed rails orders", "err", err)
-		}
+		report(err)
 		if len(taken) == 0 {
 			since = time.Now()
 		}
