@@ -78,22 +78,35 @@ func TestFlowWaitsForEveryAcceptedCallback(t *testing.T) {
 // and those due while every worker is busy are not owed.
 func TestPace(t *testing.T) {
 	const rate = 5000.0
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	slots := make(chan struct{}, 4)
-	go pace(ctx, start, rate, slots)
-	n := 0
-	for ctx.Err() == nil {
-		select {
-		case <-slots:
-			n++
-		case <-ctx.Done():
+	// The best of three 300 ms windows: on a loaded machine (CI runs
+	// packages side by side under the race detector) one window can lose
+	// the CPU; a pace that loses ticks loses them in every window.
+	var n int
+	var want float64
+	for range 3 {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		start := time.Now()
+		slots := make(chan struct{}, 4)
+		go pace(ctx, start, rate, slots)
+		n = 0
+		for ctx.Err() == nil {
+			select {
+			case <-slots:
+				n++
+			case <-ctx.Done():
+			}
+		}
+		cancel()
+		want = rate * time.Since(start).Seconds()
+		if float64(n) > want+1 {
+			t.Fatalf("%d operations in a window that allows %.0f", n, want)
+		}
+		if float64(n) >= 0.8*want {
+			break
 		}
 	}
-	want := rate * time.Since(start).Seconds()
-	if float64(n) < 0.8*want || float64(n) > want+1 {
-		t.Errorf("%d operations in %v, want about %.0f", n, time.Since(start), want)
+	if float64(n) < 0.8*want {
+		t.Errorf("%d operations where %.0f were due, in the best of three windows", n, want)
 	}
 
 	// Nobody takes the slots for 200 ms, then a worker drains them for
