@@ -30,6 +30,17 @@ func runHanded(t *testing.T, run func(context.Context)) {
 	t.Cleanup(func() { cancel(); <-done })
 }
 
+// handedShop turns rails orders on, with an RTP's pain.013 handed to
+// instance "a", and makes a merchant to send them for.
+func handedShop(t *testing.T, s *sqlstore.Store) (time.Time, *payd.FakeClock, *payd.Merchant) {
+	t.Helper()
+	s.SetRailsOrders(true)
+	now := storetest.Epoch
+	clock := payd.NewFakeClock(now)
+	s.HandOrders("a", 30*time.Second, clock)
+	return now, clock, ordersShop(t, s, now)
+}
+
 func ordersShop(t *testing.T, s *sqlstore.Store, now time.Time) *payd.Merchant {
 	t.Helper()
 	cr, err := s.CreateMerchant(ctx, sqlstore.MerchantOptions{Name: "Shop", IBAN: "MD24AG000225100013104168"}, now)
@@ -56,11 +67,7 @@ func newRTP(t *testing.T, s *sqlstore.Store, m *payd.Merchant, now time.Time) *p
 // handed, is claimed once the pain.013 is delivered and never before it.
 func TestHandedOrders(t *testing.T) {
 	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
-		s.SetRailsOrders(true)
-		now := storetest.Epoch
-		clock := payd.NewFakeClock(now)
-		s.HandOrders("a", 30*time.Second, clock)
-		m := ordersShop(t, s, now)
+		now, clock, m := handedShop(t, s)
 		var ids []string
 		for range 20 {
 			r := newRTP(t, s, m, now)
@@ -114,11 +121,7 @@ func TestHandedOrders(t *testing.T) {
 // delivery the stop comes.
 func TestHandedOrdersMarkedAtStop(t *testing.T) {
 	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
-		s.SetRailsOrders(true)
-		now := storetest.Epoch
-		clock := payd.NewFakeClock(now)
-		s.HandOrders("a", 30*time.Second, clock)
-		m := ordersShop(t, s, now)
+		now, clock, m := handedShop(t, s)
 		for range 5 {
 			newRTP(t, s, m, now)
 		}
@@ -146,11 +149,7 @@ func TestHandedOrdersMarkedAtStop(t *testing.T) {
 // once the lease runs out, and delivered once.
 func TestHandedOrderOutlivesItsInstance(t *testing.T) {
 	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
-		s.SetRailsOrders(true)
-		now := storetest.Epoch
-		clock := payd.NewFakeClock(now)
-		s.HandOrders("a", 30*time.Second, clock)
-		m := ordersShop(t, s, now)
+		now, clock, m := handedShop(t, s)
 		r := newRTP(t, s, m, now)
 		rails := &recordingRails{got: map[string][]payd.OrderKind{}, refuseOnce: map[string]bool{}}
 		log := slog.New(slog.NewTextHandler(io.Discard, nil))
