@@ -56,17 +56,8 @@ func (s *Store) CreditRTP(ctx context.Context, merchantID string, c payd.Credit,
 		if r, m, err = t.lockRTPOf(ctx, merchantID, c.TargetID); err != nil {
 			return err
 		}
-		from := r.Status
-		if p, cb, err = payd.ApplyRTPCredit(m, r, c, now); err != nil {
-			return err
-		}
-		if err := t.saveRTP(ctx, r, from); err != nil {
-			return err
-		}
-		if err := t.insertPayment(ctx, p, r.CallbackURL, now); err != nil {
-			return err
-		}
-		return t.insertCallbacks(ctx, cb)
+		p, cb, err = t.creditRTP(ctx, m, r, c, now)
+		return err
 	})
 	if err != nil {
 		return nil, nil, err
@@ -75,28 +66,61 @@ func (s *Store) CreditRTP(ctx context.Context, merchantID string, c payd.Credit,
 	return r, p, nil
 }
 
-// Credit records a network's credit for its target, whatever it is: an RTP
-// (CreditRTP) or a QR or extension (CreditQR).
+// creditRTP applies a credit to r, locked, and stores what it decided.
+func (t *tx) creditRTP(ctx context.Context, m *payd.Merchant, r *payd.RTP, c payd.Credit, now time.Time) (*payd.Payment, *payd.Callback, error) {
+	from := r.Status
+	p, cb, err := payd.ApplyRTPCredit(m, r, c, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := t.saveRTP(ctx, r, from); err != nil {
+		return nil, nil, err
+	}
+	if err := t.insertPayment(ctx, p, r.CallbackURL, now); err != nil {
+		return nil, nil, err
+	}
+	return p, cb, t.insertCallbacks(ctx, cb)
+}
+
+// Credit records a network's credit for its target, whatever it is: a QR,
+// an extension (for its QR) or an RTP, in one transaction. The target is
+// first looked for as a QR or extension, and its QR locked with its
+// merchant, in one statement; on PostgreSQL that statement carries BEGIN
+// and the inbound message's record (a queued write, rails.go), so that a
+// payer's credit of a QR is two round trips: that one, and the writes with
+// COMMIT. An RTP costs one more, its lock.
 func (s *Store) Credit(ctx context.Context, c payd.Credit, now time.Time) (*payd.Payment, error) {
-	// What the id names, in one statement: an RTP, a QR, or an extension (and its QR).
-	var kind, qrID string
-	err := s.queryRow(ctx, `SELECT 'rtp', id FROM rtps WHERE id = ? UNION ALL SELECT 'qr', id FROM qrs WHERE id = ?
-		UNION ALL SELECT 'ext', qr_id FROM qr_extensions WHERE id = ?`, c.TargetID, c.TargetID, c.TargetID).Scan(&kind, &qrID)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return nil, payd.ErrNotFound
-	case err != nil:
+	var p *payd.Payment
+	var cbs []*payd.Callback
+	err := s.inTx(ctx, func(t *tx) error {
+		q, m, err := t.lockQRForCredit(ctx, c.TargetID)
+		if errors.Is(err, payd.ErrNotFound) {
+			r, m, err := t.lockRTPOf(ctx, "", c.TargetID)
+			if err != nil {
+				return err
+			}
+			var cb *payd.Callback
+			p, cb, err = t.creditRTP(ctx, m, r, c, now)
+			cbs = []*payd.Callback{cb}
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		extID := ""
+		if q.ID != c.TargetID {
+			extID = c.TargetID // the target is the extension
+		}
+		return t.transitionQR(ctx, q, now, func(t *tx, q *payd.QR) error {
+			p, cbs, err = t.creditQR(ctx, m, q, extID, c, now)
+			return err
+		})
+	})
+	if err != nil {
 		return nil, err
-	case kind == "rtp":
-		_, p, err := s.CreditRTP(ctx, "", c, now)
-		return p, err
 	}
-	extID := ""
-	if kind == "ext" {
-		extID = c.TargetID
-	}
-	_, p, err := s.creditQR(ctx, "", qrID, extID, c, now)
-	return p, err
+	s.handCallbacksOf(ctx, cbs...)
+	return p, nil
 }
 
 // RejectRTP records the payer's rejection. No callback is sent.
@@ -155,45 +179,54 @@ func (s *Store) creditQR(ctx context.Context, merchantID, qrID, extID string, c 
 	var p *payd.Payment
 	var cbs []*payd.Callback
 	q, err := s.updateQR(ctx, merchantID, qrID, now, func(t *tx, q *payd.QR) error {
-		if extID != "" && q.ExtensionID != extID {
-			return &payd.Refused{Reason: payd.RefusedCancelled, Err: payd.E(payd.CodeQRState)} // a replaced or cancelled extension
-		}
 		m, err := t.merchant(ctx, q.MerchantID)
 		if err != nil {
 			return err
 		}
-		if p, err = payd.ApplyQRCredit(m, q, c, now); err != nil {
-			return err
-		}
-		if err := t.insertPayment(ctx, p, q.CallbackURL, now); err != nil {
-			return err
-		}
-		cbs = []*payd.Callback{payd.QRCreditCallback(m, q, p, now)}
-		if q.CheckoutID != "" {
-			co, err := t.lockCheckout(ctx, q.CheckoutID)
-			if err != nil {
-				return err
-			}
-			from := co.Status
-			if err := payd.CompleteCheckoutByQR(co, p, now); err != nil {
-				return err
-			}
-			if err := t.saveCheckout(ctx, co, from); err != nil {
-				return err
-			}
-			// The payment's later callbacks (its refunds') go where the checkout's go.
-			if _, err := t.exec(ctx, "UPDATE payments SET callback_url = ? WHERE id = ?", nullStr(co.CallbackURL), p.ID); err != nil {
-				return err
-			}
-			cbs = append(cbs, payd.CheckoutCallback(m, co, p, now))
-		}
-		return t.insertCallbacks(ctx, cbs...)
+		p, cbs, err = t.creditQR(ctx, m, q, extID, c, now)
+		return err
 	})
 	if err != nil {
 		return nil, nil, err
 	}
 	s.handCallbacksOf(ctx, cbs...)
 	return q, p, nil
+}
+
+// creditQR applies a credit to q, locked and observed (transitionQR), paid
+// through its extension extID when not "": the payment, its callback, and
+// a checkout's completion with its own.
+func (t *tx) creditQR(ctx context.Context, m *payd.Merchant, q *payd.QR, extID string, c payd.Credit, now time.Time) (*payd.Payment, []*payd.Callback, error) {
+	if extID != "" && q.ExtensionID != extID {
+		return nil, nil, &payd.Refused{Reason: payd.RefusedCancelled, Err: payd.E(payd.CodeQRState)} // a replaced or cancelled extension
+	}
+	p, err := payd.ApplyQRCredit(m, q, c, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := t.insertPayment(ctx, p, q.CallbackURL, now); err != nil {
+		return nil, nil, err
+	}
+	cbs := []*payd.Callback{payd.QRCreditCallback(m, q, p, now)}
+	if q.CheckoutID != "" {
+		co, err := t.lockCheckout(ctx, q.CheckoutID)
+		if err != nil {
+			return nil, nil, err
+		}
+		from := co.Status
+		if err := payd.CompleteCheckoutByQR(co, p, now); err != nil {
+			return nil, nil, err
+		}
+		if err := t.saveCheckout(ctx, co, from); err != nil {
+			return nil, nil, err
+		}
+		// The payment's later callbacks (its refunds') go where the checkout's go.
+		if _, err := t.exec(ctx, "UPDATE payments SET callback_url = ? WHERE id = ?", nullStr(co.CallbackURL), p.ID); err != nil {
+			return nil, nil, err
+		}
+		cbs = append(cbs, payd.CheckoutCallback(m, co, p, now))
+	}
+	return p, cbs, t.insertCallbacks(ctx, cbs...)
 }
 
 // CardPaid records an acquirer's answer for a checkout that selected Card:

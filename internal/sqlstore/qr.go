@@ -139,6 +139,25 @@ func (t *tx) lockQR(ctx context.Context, merchantID, id string) (*payd.QR, error
 	return scanQR(t.queryRow(ctx, "SELECT "+qrCols+qrFrom+" WHERE q.id = ? AND q.merchant_id = ?"+t.s.forUpdateOf("q"), id, merchantID))
 }
 
+// lockQRForCredit loads, under its row lock, the QR target names (its own
+// id, or one of its extensions'), with its merchant: one statement.
+func (t *tx) lockQRForCredit(ctx context.Context, target string) (*payd.QR, *payd.Merchant, error) {
+	q := "SELECT " + qrCols + ", " + merchantCols + qrFrom + " JOIN merchants m ON m.id = q.merchant_id" +
+		" WHERE q.id = COALESCE((SELECT x.qr_id FROM qr_extensions x WHERE x.id = ?), ?)" + t.s.forUpdateOf("q")
+	var m *payd.Merchant
+	qr, err := scanQR(scanFunc(func(qr ...any) error {
+		var err error
+		m, err = t.s.scanMerchant(scanFunc(func(merchant ...any) error {
+			return t.queryRow(ctx, q, target, target).Scan(append(qr, merchant...)...)
+		}))
+		return err
+	}))
+	if err != nil {
+		return nil, nil, notFound(err)
+	}
+	return qr, m, nil
+}
+
 // saveQR writes q's state, guarded by the stored status and extension it
 // was loaded with, and the status of its current extension.
 func (t *tx) saveQR(ctx context.Context, q *payd.QR, fromStatus payd.QRStatus, fromExt string) error {
@@ -177,19 +196,25 @@ func (s *Store) updateQR(ctx context.Context, merchantID, id string, now time.Ti
 		if q, err = t.lockQR(ctx, merchantID, id); err != nil {
 			return err
 		}
-		fromStatus, fromExt, extWas := q.Status, q.ExtensionID, q.ExtStatus
-		q.Observe(now, s.qrInactivity())
-		if extWas == payd.ExtActive && q.ExtStatus == payd.ExtExpired {
-			if err := t.setExtensionStatus(ctx, q, fromExt, payd.ExtExpired, q.UpdatedAt); err != nil {
-				return err
-			}
-		}
-		if err := f(t, q); err != nil {
-			return err
-		}
-		return t.saveQR(ctx, q, fromStatus, fromExt)
+		return t.transitionQR(ctx, q, now, f)
 	})
 	return q, err
+}
+
+// transitionQR runs a transition on q, locked: observes time first (and
+// ends an extension that expired), runs f and saves q.
+func (t *tx) transitionQR(ctx context.Context, q *payd.QR, now time.Time, f func(t *tx, q *payd.QR) error) error {
+	fromStatus, fromExt, extWas := q.Status, q.ExtensionID, q.ExtStatus
+	q.Observe(now, t.s.qrInactivity())
+	if extWas == payd.ExtActive && q.ExtStatus == payd.ExtExpired {
+		if err := t.setExtensionStatus(ctx, q, fromExt, payd.ExtExpired, q.UpdatedAt); err != nil {
+			return err
+		}
+	}
+	if err := f(t, q); err != nil {
+		return err
+	}
+	return t.saveQR(ctx, q, fromStatus, fromExt)
 }
 
 // CancelQR cancels a QR and its active extension.

@@ -269,16 +269,17 @@ func (o onceLedger) SettleReturn(ctx context.Context, refundID string, outcome p
 	return o.s.SettleReturn(o.ctx(ctx), refundID, outcome, now)
 }
 
+// recordInbound records an inbound message in the transaction that applies
+// it; one already recorded ends the transaction with payd.ErrDuplicate. On
+// PostgreSQL the record is a queued write (writes.go), sent with the
+// transaction's first statement instead of in a round trip of its own.
 func (t *tx) recordInbound(ctx context.Context, m payd.Message) error {
-	res, err := t.exec(ctx, "INSERT INTO rails_inbox (msg_id, kind, outcome, received_at) VALUES (?, ?, ?, ?) ON CONFLICT (msg_id) DO NOTHING",
+	err := t.write(ctx, 1, payd.ErrDuplicate, "INSERT INTO rails_inbox (msg_id, kind, outcome, received_at) VALUES (?, ?, ?, ?) ON CONFLICT (msg_id) DO NOTHING",
 		m.ID, m.Kind, m.Outcome, ms(m.At))
-	if err != nil {
+	if err != nil && !errors.Is(err, payd.ErrDuplicate) {
 		return fmt.Errorf("record inbound: %w", err)
 	}
-	if n, _ := res.RowsAffected(); n != 1 {
-		return payd.ErrDuplicate
-	}
-	return nil
+	return err
 }
 
 // Record records an inbound message that applied nothing (a refusal, a

@@ -3,6 +3,7 @@ package iso20022
 import (
 	"bytes"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -165,6 +166,83 @@ func TestInboundCredits(t *testing.T) {
 		}
 		if _, st, reason, _ := e.credit(credit{msgID: "M9", e2e: ID(e.qr), cdtrIBAN: shopIBAN}); st != StatusRejected || reason != "AG01" || e.payments(e.shop) != 2 {
 			t.Errorf("a credit for a deactivated merchant: %s %s", st, reason)
+		}
+	})
+}
+
+// TestInboundCreditTargets: a pacs.008's reference may name a QR, one of a
+// Hybrid QR's extensions (only while it is the current one) or an RTP, and
+// the one credit it applies is the target's; a reference to nothing is
+// NARR. The same MsgId posted eight times at once applies once and is
+// answered eight times alike.
+func TestInboundCreditTargets(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
+		e := newInboundEnv(t, s)
+		ctx := t.Context()
+		now := e.clock.Now()
+		hybrid, _ := payd.NewQR(payd.QRInput{Type: string(payd.QRHybrid), AmountType: string(payd.AmountFree), Currency: "MDL"}, e.shop, now)
+		if err := s.CreateQR(ctx, hybrid, nil); err != nil {
+			t.Fatal(err)
+		}
+		until := now.Add(time.Hour)
+		first, err := s.CreateExtension(ctx, e.shop, hybrid.ID, payd.ExtensionInput{ExpiresAt: &until, Description: "first"}, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		second, err := s.CreateExtension(ctx, e.shop, hybrid.ID, payd.ExtensionInput{ExpiresAt: &until, Description: "second"}, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := s.Merchant(ctx, e.shop)
+		if err != nil {
+			t.Fatal(err)
+		}
+		amount := payd.Money(5000)
+		r, _ := payd.NewRTP(payd.RTPInput{Alias: "37369112221", Amount: &amount, ExpiresAt: &until, Currency: "MDL", Description: "x"}, e.shop, now)
+		if err := s.CreateRTP(ctx, m, r); err != nil {
+			t.Fatal(err)
+		}
+		if _, st, reason, _ := e.credit(credit{msgID: "T1", e2e: ID(first.ID), cdtrIBAN: shopIBAN}); st != StatusRejected || reason != "AC04" {
+			t.Errorf("a replaced extension: %s %s, want RJCT AC04", st, reason)
+		}
+		if _, st, _, _ := e.credit(credit{msgID: "T2", e2e: ID(second.ID), cdtrIBAN: shopIBAN}); st != StatusCredited {
+			t.Errorf("the current extension: %s", st)
+		}
+		if _, st, _, _ := e.credit(credit{msgID: "T3", e2e: ID(r.ID), cdtrIBAN: shopIBAN, amount: "50.00"}); st != StatusCredited {
+			t.Errorf("an RTP: %s", st)
+		}
+		if _, st, reason, _ := e.credit(credit{msgID: "T4", e2e: ID(payd.NewID(now)), cdtrIBAN: shopIBAN}); st != StatusRejected || reason != "NARR" {
+			t.Errorf("a reference to nothing: %s %s, want RJCT NARR", st, reason)
+		}
+		ps, n, err := s.Payments(ctx, sqlstore.PaymentFilter{MerchantID: e.shop, Count: 10})
+		if err != nil || n != 2 {
+			t.Fatalf("payments: %d %v, want 2", n, err)
+		}
+		for _, p := range ps {
+			if !(p.ExtensionID == second.ID && p.QRID == hybrid.ID || p.RTPID == r.ID && p.Amount == amount) {
+				t.Errorf("a payment of neither target: %+v", p)
+			}
+		}
+		if got, _ := s.RTP(ctx, e.shop, r.ID, e.clock.Now()); got.Status != payd.RTPAccepted {
+			t.Errorf("the RTP is %s after its credit", got.Status)
+		}
+
+		doc := e.creditDoc(credit{msgID: "T5", e2e: ID(e.qr), cdtrIBAN: shopIBAN})
+		answers := make(chan string, 8)
+		for range 8 {
+			go func() {
+				rec := e.post(doc)
+				answers <- fmt.Sprint(rec.Code, " ", rec.Body.String())
+			}()
+		}
+		want := <-answers
+		for range 7 {
+			if got := <-answers; got != want {
+				t.Errorf("one MsgId posted at once was answered differently:\n%s\n%s", want, got)
+			}
+		}
+		if !strings.HasPrefix(want, "200 ") || e.payments(e.shop) != 3 {
+			t.Errorf("one MsgId posted eight times at once: %.60s, %d payments, want 3", want, e.payments(e.shop))
 		}
 	})
 }
