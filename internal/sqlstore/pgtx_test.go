@@ -61,6 +61,31 @@ func TestRoundTrips(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+	// A bank's credit (Store.Credit, recorded once): a QR's is BEGIN, the
+	// inbound record and the QR's lock with its merchant in one round trip,
+	// the writes with COMMIT in the other; an RTP's looks for a QR first.
+	q, _ := payd.NewQR(payd.QRInput{Type: string(payd.QRStatic), AmountType: string(payd.AmountFree), Currency: "MDL"}, m.ID, now)
+	if err := s.CreateQR(ctx, q, nil); err != nil {
+		t.Fatal(err)
+	}
+	credits := 0
+	credit := func(target string, amount *payd.Money) {
+		credits++
+		msg := payd.Message{ID: fmt.Sprint("RT-", credits), Kind: "pacs.008", Outcome: "ACCC", At: now}
+		if _, err := s.Once(msg).Credit(ctx, payd.Credit{TargetID: target, Amount: amount, PayerName: "PAYER", PayerIBAN: payd.TestIBAN}, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	amount := payd.Money(100)
+	least("a bank's credit of a QR", 2, func() { credit(q.ID, &amount) })
+	for range 10 {
+		waiting = append(waiting, newRTP(t, s, m, "37369112221", now))
+	}
+	least("a bank's credit of an RTP", 3, func() {
+		r := waiting[0]
+		waiting = waiting[1:]
+		credit(r.ID, nil)
+	})
 	if err := s.InWriteTx(ctx, func(w sqlstore.WriteTx) error {
 		return w.Write(ctx, -1, "INSERT INTO leases (name, owner, until) VALUES ('rt', 'me', 0)")
 	}); err != nil {
