@@ -117,8 +117,7 @@ func (d *Delivery) RunHanded(ctx context.Context) {
 			d.record(ctx, buf)
 		}
 	}()
-	sem := make(chan struct{}, d.Parallel)
-	var wg sync.WaitGroup
+	work, wait := d.attempters(ctx, d.Parallel, done)
 	for {
 		handed := d.Store.HandedCallbacks(ctx, d.Batch)
 		if handed == nil {
@@ -128,15 +127,11 @@ func (d *Delivery) RunHanded(ctx context.Context) {
 			if stale(h.LeaseUntil, d.Clock.Now(), d.Lease) {
 				continue // its lease runs out before the attempt would end; a claim takes it then
 			}
-			sem <- struct{}{}
-			wg.Add(1)
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				done <- d.attempt(ctx, h.Item)
-			}()
+			work <- h.Item
 		}
 	}
-	wg.Wait()
+	close(work)
+	wait()
 	close(done)
 	<-recorded
 	if err := d.Store.ReleaseHandedCallbacks(context.WithoutCancel(ctx)); err != nil {
@@ -160,19 +155,35 @@ func (d *Delivery) attemptAll(ctx context.Context, cbs []*payd.Callback) {
 			d.record(ctx, buf)
 		}
 	}()
-	sem := make(chan struct{}, d.Parallel)
-	var wg sync.WaitGroup
+	work, wait := d.attempters(ctx, min(d.Parallel, len(cbs)), done)
 	for _, c := range cbs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			done <- d.attempt(ctx, c)
-		}()
+		work <- c
 	}
-	wg.Wait()
+	close(work)
+	wait()
 	close(done)
 	<-recorded
+}
+
+// attempters starts n goroutines that attempt the callbacks sent on work,
+// one at a time each, and send the outcomes to done; wait returns once
+// work is closed and they have finished. They live as long as their
+// loop: a goroutine started for each attempt grew its stack through
+// net/http's client every time (runtime.newstack: 0.7-5.6% of payd's CPU
+// in three profiles of rails-credit; none in two with these).
+func (d *Delivery) attempters(ctx context.Context, n int, done chan<- sqlstore.Recorded) (work chan<- *payd.Callback, wait func()) {
+	w := make(chan *payd.Callback)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := range w {
+				done <- d.attempt(ctx, c)
+			}
+		}()
+	}
+	return w, wg.Wait
 }
 
 // claim leases the due callbacks: everyone's, then those of merchants on
