@@ -141,49 +141,20 @@ func (s *Store) RejectRTP(ctx context.Context, merchantID, id string, now time.T
 	return r, err
 }
 
-// qrOfTarget resolves a credit's target: a QR id, or an extension id,
-// which names its QR only while it is the QR's current extension (checked
-// again under the QR's lock).
-func (s *Store) qrOfTarget(ctx context.Context, target string) (qrID, extID string, err error) {
-	err = s.queryRow(ctx, "SELECT id FROM qrs WHERE id = ?", target).Scan(&qrID)
-	if err == nil {
-		return qrID, "", nil
-	}
-	if !errors.Is(err, sql.ErrNoRows) {
-		return "", "", err
-	}
-	if err := s.queryRow(ctx, "SELECT qr_id FROM qr_extensions WHERE id = ?", target).Scan(&qrID); err != nil {
-		return "", "", notFound(err)
-	}
-	return qrID, target, nil
-}
-
-// CreditQR records a payer's payment of a QR (or of a Hybrid QR's current
-// extension): the payment, the QR's transition and the qr.payment.executed
-// callback in one transaction; a checkout's QR also completes its checkout
-// there, with its callback.
+// CreditQR records a payer's payment of one of the merchant's QRs (the
+// sandbox's payer; a bank's credits go through Credit, which also takes
+// an extension's id): the payment, the QR's transition and the
+// qr.payment.executed callback in one transaction; a checkout's QR also
+// completes its checkout there, with its callback.
 func (s *Store) CreditQR(ctx context.Context, merchantID string, c payd.Credit, now time.Time) (*payd.QR, *payd.Payment, error) {
-	qrID, extID := c.TargetID, ""
-	if merchantID == "" { // a bank names a QR or an extension
-		var err error
-		if qrID, extID, err = s.qrOfTarget(ctx, c.TargetID); err != nil {
-			return nil, nil, err
-		}
-	}
-	return s.creditQR(ctx, merchantID, qrID, extID, c, now)
-}
-
-// creditQR is CreditQR for the QR qrID (paid through its extension extID
-// when not "").
-func (s *Store) creditQR(ctx context.Context, merchantID, qrID, extID string, c payd.Credit, now time.Time) (*payd.QR, *payd.Payment, error) {
 	var p *payd.Payment
 	var cbs []*payd.Callback
-	q, err := s.updateQR(ctx, merchantID, qrID, now, func(t *tx, q *payd.QR) error {
+	q, err := s.updateQR(ctx, merchantID, c.TargetID, now, func(t *tx, q *payd.QR) error {
 		m, err := t.merchant(ctx, q.MerchantID)
 		if err != nil {
 			return err
 		}
-		p, cbs, err = t.creditQR(ctx, m, q, extID, c, now)
+		p, cbs, err = t.creditQR(ctx, m, q, "", c, now)
 		return err
 	})
 	if err != nil {
