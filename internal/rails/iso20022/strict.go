@@ -28,7 +28,7 @@ var repeatable = map[string]bool{
 // pass of its own took as long as the decoding), and what follows the
 // root element is read to the end: an element there is refused.
 func decodeStrict(body []byte, v any) error {
-	d := xml.NewTokenDecoder(&strictTokens{raw: xml.NewDecoder(bytes.NewReader(body)), stack: []level{{seen: map[string]bool{}}}})
+	d := xml.NewTokenDecoder(&strictTokens{raw: xml.NewDecoder(bytes.NewReader(body)), names: []string{"the document"}, from: []int{0}})
 	if err := d.Decode(v); err != nil {
 		return err
 	}
@@ -46,18 +46,17 @@ func decodeStrict(body []byte, v any) error {
 	}
 }
 
-// level is an element being read: its name and its children's names.
-type level struct {
-	name string
-	seen map[string]bool
-}
-
 // strictTokens passes the raw tokens of a document on (the decoder reading
 // them matches its end tags and resolves its namespaces) and fails at the
-// second copy of an element that may appear once.
+// second copy of an element that may appear once. The open elements'
+// children seen so far are kept in one slice, each element's after the
+// index from holds for it: an element has a dozen children at most, and a
+// map for each took 51 of the check's 68 allocations a pacs.008.
 type strictTokens struct {
 	raw   *xml.Decoder
-	stack []level
+	names []string // the open elements, outermost first
+	from  []int    // where each open element's children start in seen
+	seen  []string
 }
 
 func (s *strictTokens) Token() (xml.Token, error) {
@@ -67,15 +66,22 @@ func (s *strictTokens) Token() (xml.Token, error) {
 	}
 	switch t := tok.(type) {
 	case xml.StartElement:
-		parent := s.stack[len(s.stack)-1]
-		if parent.seen[t.Name.Local] && !repeatable[t.Name.Local] {
-			return nil, fmt.Errorf("element %s appears twice in %s, where the schema allows it once", t.Name.Local, parent.name)
+		top := len(s.from) - 1
+		name := t.Name.Local
+		if !repeatable[name] {
+			for _, sibling := range s.seen[s.from[top]:] {
+				if sibling == name {
+					return nil, fmt.Errorf("element %s appears twice in %s, where the schema allows it once", name, s.names[top])
+				}
+			}
 		}
-		parent.seen[t.Name.Local] = true
-		s.stack = append(s.stack, level{name: t.Name.Local, seen: map[string]bool{}})
+		s.seen = append(s.seen, name)
+		s.names = append(s.names, name)
+		s.from = append(s.from, len(s.seen))
 	case xml.EndElement:
-		if len(s.stack) > 1 { // an end with no start is the decoder's to refuse
-			s.stack = s.stack[:len(s.stack)-1]
+		if top := len(s.from) - 1; top > 0 { // an end with no start is the decoder's to refuse
+			s.seen = s.seen[:s.from[top]]
+			s.names, s.from = s.names[:top], s.from[:top]
 		}
 	}
 	return tok, nil
