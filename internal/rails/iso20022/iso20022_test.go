@@ -226,11 +226,14 @@ func TestDecodeStrict(t *testing.T) {
 		"two Ustrd (repeatable)":         {strings.Replace(good, "<Ustrd>Order 42</Ustrd>", "<Ustrd>Order 42</Ustrd><Ustrd>and 43</Ustrd>", 1), true},
 		"two MsgIds":                     {strings.Replace(good, "<MsgId>BANKMSG0001</MsgId>", "<MsgId>BANKMSG0001</MsgId><MsgId>BANKMSG0002</MsgId>", 1), false},
 		"an end tag that does not match": {strings.Replace(good, "</MsgId>", "</MsgIdX>", 1), false},
-		"a second document after it":     {good + good[strings.Index(good, "<Document"):], false},
-		"an end tag after the root":      {good + "</Document>", false},
-		"text cut inside the root":       {good[:end], false},
-		"an element after the root":      {good + "<MsgId>X</MsgId>", false},
-		"a comment after the root":       {good + "<!-- end -->\n", true},
+		// A copy whose first closed with children of its own: siblings are
+		// checked across the first's whole subtree.
+		"two GrpHdrs":                {strings.Replace(good, "</GrpHdr>", "</GrpHdr>"+good[strings.Index(good, "<GrpHdr>"):strings.Index(good, "</GrpHdr>")]+"</GrpHdr>", 1), false},
+		"a second document after it": {good + good[strings.Index(good, "<Document"):], false},
+		"an end tag after the root":  {good + "</Document>", false},
+		"text cut inside the root":   {good[:end], false},
+		"an element after the root":  {good + "<MsgId>X</MsgId>", false},
+		"a comment after the root":   {good + "<!-- end -->\n", true},
 	} {
 		err := decodeStrict([]byte(c.doc), &Pacs008{})
 		if (err == nil) != c.ok {
