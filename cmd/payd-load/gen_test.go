@@ -75,60 +75,73 @@ func TestFlowWaitsForEveryAcceptedCallback(t *testing.T) {
 }
 
 // TestPace: operations go at the asked rate, catching up on late looks,
-// and those due while every worker is busy are not owed.
+// and those due while every worker is busy are not owed. The looks are
+// sent by the test, so that the figures are exact on a loaded machine.
 func TestPace(t *testing.T) {
-	const rate = 5000.0
-	// The best of three 300 ms windows: on a loaded machine (CI runs
-	// packages side by side under the race detector) one window can lose
-	// the CPU; a pace that loses ticks loses them in every window.
-	var n int
-	var want float64
-	for range 3 {
-		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-		start := time.Now()
-		slots := make(chan struct{}, 4)
-		go pace(ctx, start, rate, slots)
-		n = 0
-		for ctx.Err() == nil {
-			select {
-			case <-slots:
-				n++
-			case <-ctx.Done():
-			}
-		}
-		cancel()
-		want = rate * time.Since(start).Seconds()
-		if float64(n) > want+1 {
-			t.Fatalf("%d operations in a window that allows %.0f", n, want)
-		}
-		if float64(n) >= 0.8*want {
-			break
-		}
-	}
-	if float64(n) < 0.8*want {
-		t.Errorf("%d operations where %.0f were due, in the best of three windows", n, want)
+	const rate = 5000.0 // one due every 200 µs
+	start := time.Now()
+	at := func(d time.Duration) time.Time { return start.Add(d) }
+	run := func(slots chan struct{}) (look func(time.Time), stop func()) {
+		ctx, cancel := context.WithCancel(context.Background())
+		looks := make(chan time.Time)
+		ended := make(chan struct{})
+		go func() { pace(ctx, start, rate, looks, slots); close(ended) }()
+		// A look is taken once pace has dealt with the one before: a
+		// second look at the same time releases nothing more.
+		return func(now time.Time) { looks <- now; looks <- now }, func() { cancel(); <-ended }
 	}
 
-	// Nobody takes the slots for 200 ms, then a worker drains them for
-	// 50 ms: it gets the four waiting and those due in its 50 ms, not the
-	// thousand that fell due while nobody took them.
-	ctx2, cancel2 := context.WithTimeout(context.Background(), 250*time.Millisecond)
-	defer cancel2()
+	// Workers always free (room for all): every look releases what fell
+	// due since the last, however late it comes, and never more.
+	slots := make(chan struct{}, 2000)
+	look, stop := run(slots)
+	for _, c := range []struct {
+		at   time.Duration
+		want int
+	}{
+		// Looks fall between due times (k × 200 µs), where a float's
+		// rounding decides nothing.
+		{1100 * time.Microsecond, 5},
+		{1150 * time.Microsecond, 5},     // the 6th is due at 1.2 ms
+		{1300 * time.Microsecond, 6},     // now it is
+		{100100 * time.Microsecond, 500}, // a late look catches up
+		{300100 * time.Microsecond, 1500},
+	} {
+		look(at(c.at))
+		if len(slots) != c.want {
+			t.Errorf("at %v: %d released, want %d", c.at, len(slots), c.want)
+		}
+	}
+	stop()
+
+	// Nobody takes the slots: at 200 ms the four a channel holds wait, not
+	// the thousand that fell due. Drained, the next look releases only
+	// what fell due after the last, up to the room there is.
 	busy := make(chan struct{}, 4)
-	go pace(ctx2, time.Now(), rate, busy)
-	time.Sleep(200 * time.Millisecond)
+	look, stop = run(busy)
+	defer stop()
+	drain := func() {
+		for len(busy) > 0 {
+			<-busy
+		}
+	}
+	look(at(200100 * time.Microsecond))
 	if len(busy) != 4 {
 		t.Errorf("%d slots waiting, want the channel's 4", len(busy))
 	}
-	from, got := time.Now(), 0
-	for ctx2.Err() == nil {
-		select {
-		case <-busy:
-			got++
-		case <-ctx2.Done():
-		}
+	drain()
+	look(at(200500 * time.Microsecond)) // 2 more due
+	if len(busy) != 2 {
+		t.Errorf("%d released after the busy spell, want the 2 due since", len(busy))
 	}
-	if owed := 4 + rate*time.Since(from).Seconds(); float64(got) > owed+1 {
-		t.Errorf("drained %d operations in %v, want at most %.0f", got, time.Since(from), owed)
+	drain()
+	look(at(210100 * time.Microsecond)) // 48 due, room for 4: the rest are skipped
+	if len(busy) != 4 {
+		t.Errorf("%d released, want 4", len(busy))
+	}
+	drain()
+	look(at(210300 * time.Microsecond))
+	if len(busy) != 1 {
+		t.Errorf("%d released after the skipped ones, want the 1 due since", len(busy))
 	}
 }
