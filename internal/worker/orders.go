@@ -103,7 +103,7 @@ func (o *Orders) RunHanded(ctx context.Context) {
 		}
 	}
 	flush := func() {
-		report(o.mark(context.WithoutCancel(ctx), taken))
+		report(o.mark(ctx, taken))
 		taken = nil
 	}
 	for {
@@ -219,12 +219,14 @@ func (o *Orders) deliver(ctx context.Context, orders []*payd.RailsOrder) ([]*pay
 	return taken, firstErr
 }
 
-// mark marks plain orders the network took delivered, in one statement.
+// mark marks plain orders the network took delivered, in one statement,
+// also once ctx has ended (a stop during the pass): the network took them,
+// and unmarked they would go again when their lease runs out.
 func (o *Orders) mark(ctx context.Context, taken []*payd.RailsOrder) error {
 	if len(taken) == 0 {
 		return nil
 	}
-	n, err := o.Store.OrdersDelivered(ctx, taken, o.Owner, o.Clock.Now())
+	n, err := o.Store.OrdersDelivered(context.WithoutCancel(ctx), taken, o.Owner, o.Clock.Now())
 	if err == nil && n < len(taken) {
 		o.Log.Warn("rails orders' lease lost before their delivery was recorded", "orders", len(taken)-n)
 	}

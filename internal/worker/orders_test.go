@@ -94,3 +94,35 @@ func TestOrdersKeepEachObjectsOrder(t *testing.T) {
 		}
 	})
 }
+
+// stoppingRails takes every order and ends the pass's context as it does,
+// as a stop arriving during a delivery would.
+type stoppingRails struct{ stop context.CancelFunc }
+
+func (r stoppingRails) Deliver(context.Context, *payd.RailsOrder) (payd.Taken, error) {
+	r.stop()
+	return payd.Taken{}, nil
+}
+
+// TestOrdersTakenAtAStopAreMarked: orders the network took while the pass
+// was being stopped are still recorded as delivered, not left leased to
+// be sent again once their lease runs out.
+func TestOrdersTakenAtAStopAreMarked(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
+		s.SetRailsOrders(true)
+		now := storetest.Epoch
+		m := ordersShop(t, s, now)
+		for range 3 {
+			newRTP(t, s, m, now)
+		}
+		pass, stop := context.WithCancel(ctx)
+		defer stop()
+		o := &Orders{Store: s, Rails: stoppingRails{stop}, Clock: payd.NewFakeClock(now), Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Owner: "t"}
+		if n, err := o.RunOnce(pass); n != 3 || err != nil {
+			t.Fatalf("the pass: %d orders, %v", n, err)
+		}
+		if n, _, err := s.PendingOrders(ctx, now.Add(time.Hour)); err != nil || n != 0 {
+			t.Errorf("%d orders the network took still pending after the stop (%v)", n, err)
+		}
+	})
+}
