@@ -91,7 +91,7 @@ const Timeout = 10 * time.Second
 // the configured path as written and follows no redirect (a 3xx is not
 // a 2xx: the message is sent again later).
 func NewClient(conns int) *fasthttp.Client {
-	return &fasthttp.Client{
+	c := &fasthttp.Client{
 		Name:                   "payd",
 		MaxConnsPerHost:        conns,
 		MaxConnWaitTimeout:     Timeout,
@@ -100,20 +100,30 @@ func NewClient(conns int) *fasthttp.Client {
 		WriteTimeout:           Timeout,
 		MaxResponseBodySize:    64 << 10,
 		DisablePathNormalizing: true,
-		RetryIfErr:             retryOnClosed,
 	}
+	c.RetryIfErr = func(_ *fasthttp.Request, attempts int, err error) (resetTimeout, retry bool) {
+		if attempts != 1 || !closedConn(err) {
+			return false, false
+		}
+		// A connector that closed one kept-alive connection has most
+		// likely closed them all (it restarted, or its idle timeout
+		// passed for each): the retry dials afresh instead of taking the
+		// next of them.
+		c.CloseIdleConnections()
+		return false, true
+	}
+	return c
 }
 
-// retryOnClosed sends a message again at once, on a fresh connection,
-// when the kept-alive one it went on had been closed by the connector
-// while idle (fasthttp notices only when it uses it; net/http's client
-// watched its idle connections). Once: the schedule takes any other
-// failure. A connector that did read the message takes it twice as once
-// (it deduplicates on MsgId, as for every redelivery).
-func retryOnClosed(_ *fasthttp.Request, attempts int, err error) (resetTimeout, retry bool) {
-	closed := errors.Is(err, io.EOF) || errors.Is(err, fasthttp.ErrConnectionClosed) ||
+// closedConn tells a kept-alive connection the connector had closed while
+// it was idle: fasthttp notices that only when it uses the connection,
+// where net/http's client watched its idle ones. Such a message is sent
+// again at once, once (NewClient); the schedule takes any other failure.
+// A connector that did read it takes it twice as once (it deduplicates on
+// MsgId, as for every redelivery).
+func closedConn(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, fasthttp.ErrConnectionClosed) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
-	return false, attempts == 1 && closed
 }
 
 var _ payd.Rails = (*Rails)(nil)

@@ -139,6 +139,51 @@ func TestDeliver(t *testing.T) {
 		}
 	})
 
+	t.Run("every connection closed while idle", func(t *testing.T) {
+		// A connector that restarted has closed every connection payd
+		// kept: a message goes again at once on a fresh connection, not
+		// on the next of the dead ones (and then a second later by the
+		// schedule).
+		const conns = 4
+		var arrived sync.WaitGroup
+		arrived.Add(conns)
+		first := make(chan struct{})
+		var once sync.Once
+		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			select {
+			case <-first:
+			default:
+				// The first messages wait for one another, so that each
+				// goes on a connection of its own.
+				arrived.Done()
+				arrived.Wait()
+				once.Do(func() { close(first) })
+			}
+		}))
+		defer s.Close()
+		r := &Rails{URL: s.URL + "/ok", Key: key, BIC: testBIC, Clock: clock, Client: NewClient(conns)}
+		var wg sync.WaitGroup
+		for i := range conns {
+			wg.Go(func() {
+				if _, err := r.Deliver(context.Background(), orders["pain013.xml"]); err != nil {
+					t.Errorf("first delivery %d: %v", i, err)
+				}
+			})
+		}
+		wg.Wait()
+		if n := r.Client.ConnsCount(); n != conns {
+			t.Fatalf("%d connections kept, want %d", n, conns)
+		}
+		s.CloseClientConnections()
+		time.Sleep(50 * time.Millisecond) // the closes reach the client
+		for i := range 3 {
+			if _, err := r.Deliver(context.Background(), orders["pain013.xml"]); err != nil {
+				t.Fatalf("delivery %d after the connector closed every connection: %v", i, err)
+			}
+		}
+	})
+
 	t.Run("no answer", func(t *testing.T) {
 		release := make(chan struct{})
 		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-release }))
