@@ -233,7 +233,7 @@ func (sc *objectScan) object(into map[string]json.RawMessage) {
 	}
 	for more := true; more; more = sc.next() {
 		sc.space()
-		key := decodeKey(sc.str())
+		key := unquote(sc.str())
 		if _, again := seen[key]; again && !sc.twice {
 			sc.dup, sc.twice = key, true
 		}
@@ -267,9 +267,12 @@ func (sc *objectScan) next() bool {
 	return c == ','
 }
 
-// decodeKey is a key's text as encoding/json decodes it: escapes resolved,
-// invalid UTF-8 replaced.
-func decodeKey(raw []byte) string {
+// unquote is the text of a string (a key or a value, raw between its
+// quotes, from text json.Valid has checked) as encoding/json decodes it:
+// escapes resolved, invalid UTF-8 replaced. Most strings have neither and
+// are their bytes; decoding each string field through json.Unmarshal was
+// 7% of payd's CPU on rtp-create.
+func unquote(raw []byte) string {
 	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
 		return string(raw)
 	}
@@ -306,11 +309,11 @@ func (o *object) str(name string) string {
 	if !ok {
 		return ""
 	}
-	var s string
-	if v[0] != '"' || json.Unmarshal(v, &s) != nil {
+	if v[0] != '"' {
 		o.typeError(name, "a string")
 		return ""
 	}
+	s := unquote(v[1 : len(v)-1])
 	if strings.TrimSpace(s) == "" {
 		return ""
 	}

@@ -173,6 +173,38 @@ func FuzzObjectMembers(f *testing.F) {
 	})
 }
 
+// FuzzObjectStr: a string field reads as encoding/json decodes it (escapes,
+// surrogates, invalid UTF-8), and any other value is a type error, as
+// when every field went through json.Unmarshal.
+func FuzzObjectStr(f *testing.F) {
+	for _, seed := range []string{`"plain"`, `"caf\u00e9"`, `"\ud83d\ude00"`, `"\ud83d"`, "\"\xff\xfe\"", `"a\"b\\c\/d\n"`,
+		`""`, `"  "`, `"\t"`, `12`, `true`, `null`, `{"a":1}`, `["x"]`, `"\u0000"`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, value []byte) {
+		body := append(append([]byte(`{"s":`), value...), '}')
+		o, err := parseObject(areaRTP, body, true)
+		if err != nil {
+			return // not one JSON object: refused before any field is read
+		}
+		got := o.str("s")
+		raw := o.fields["s"]
+		var want string
+		wantErr := false
+		if string(raw) != "null" {
+			if raw[0] != '"' || json.Unmarshal(raw, &want) != nil {
+				want, wantErr = "", true
+			}
+		}
+		if strings.TrimSpace(want) == "" {
+			want = ""
+		}
+		if got != want || (len(o.errs) > 0) != wantErr {
+			t.Fatalf("str of %s = %q (errors %v); encoding/json decodes %q (error %v)", raw, got, o.errs, want, wantErr)
+		}
+	})
+}
+
 // decodedMembers is what parseObject did before members: decode into a map,
 // insist on nothing after it, then walk the tokens for a key twice.
 func decodedMembers(body []byte) (map[string]json.RawMessage, string, bool, bool) {
