@@ -47,6 +47,17 @@ func (r rtpRecord) appendJSON(b []byte) []byte {
 	return append(b, '}')
 }
 
+// appendJSON writes the answer to an RTP's creation, the most frequent
+// write (encoding/json's reflection was 3.6% of payd's CPU on rtp-create).
+func (r rtpCreated) appendJSON(b []byte) []byte {
+	b = appendKey(b, `{"rtpId":`, r.RTPID)
+	if r.OrderID != "" {
+		b = appendKey(b, `,"orderId":`, r.OrderID)
+	}
+	b = appendWireTime(append(b, `,"expiresAt":`...), r.ExpiresAt)
+	return append(b, '}')
+}
+
 // rtpList is the RTP list's result, listResult[rtpRecord] written directly.
 type rtpList listResult[rtpRecord]
 

@@ -29,7 +29,7 @@ func checkAppendJSON(t *testing.T, a jsonAppender) {
 	}
 }
 
-// TestAppendJSON: RTP records and lists written directly are byte for byte
+// TestAppendJSON: RTP records, lists and creation answers written directly are byte for byte
 // what encoding/json writes: every optional key present and absent, strings
 // that need escaping (quotes, HTML, control characters, non-ASCII, U+2028,
 // invalid UTF-8), negative and zero amounts, times in other zones and the
@@ -47,10 +47,14 @@ func TestAppendJSON(t *testing.T) {
 	for _, l := range []rtpList{{TotalCount: 3, Items: records}, {TotalCount: 0, Items: []rtpRecord{}}, {TotalCount: 7}} {
 		checkAppendJSON(t, l)
 	}
+	for _, r := range []rtpCreated{{RTPID: full.RTPID, OrderID: "o-1", ExpiresAt: full.ExpiresAt}, {},
+		{RTPID: "x", OrderID: records[2].Description, ExpiresAt: wireTime(time.UnixMilli(-62135596800000))}} {
+		checkAppendJSON(t, r)
+	}
 }
 
 // FuzzAppendJSON: for any strings, amount and times, the direct encoding
-// of an RTP record equals encoding/json's.
+// of an RTP record and of a creation's answer equals encoding/json's.
 func FuzzAppendJSON(f *testing.F) {
 	f.Add("id", "order", "desc \"<&>\" \u2028", "https://x/cb", "", "T1", int64(1234), int64(1772359200123), int64(0))
 	f.Add("", "", "\xff\x00", "", "https://x/r", "", int64(-1), int64(0), int64(-62135596800000))
@@ -58,5 +62,6 @@ func FuzzAppendJSON(f *testing.F) {
 		checkAppendJSON(t, rtpRecord{RTPID: id, OrderID: order, URL: "u/" + id, Amount: payd.Money(amount), Currency: "MDL",
 			Description: desc, CallbackURL: cb, RedirectURL: redirect, Status: "Expired", CreatedAt: wireTime(time.UnixMilli(created)),
 			UpdatedAt: wireTime(time.UnixMilli(created).In(time.FixedZone("X", -3600))), ExpiresAt: wireTime(time.UnixMilli(expires)), TerminalID: terminal})
+		checkAppendJSON(t, rtpCreated{RTPID: id, OrderID: order, ExpiresAt: wireTime(time.UnixMilli(expires))})
 	})
 }
