@@ -29,8 +29,9 @@ func checkAppendJSON(t *testing.T, a jsonAppender) {
 	}
 }
 
-// TestAppendJSON: RTP records, lists and creation answers written directly are byte for byte
-// what encoding/json writes: every optional key present and absent, strings
+// TestAppendJSON: RTP records, lists and creation answers written directly
+// are byte for byte what encoding/json writes: every optional key present
+// and absent, strings
 // that need escaping (quotes, HTML, control characters, non-ASCII, U+2028,
 // invalid UTF-8), negative and zero amounts, times in other zones and the
 // zero time, empty and nil lists.

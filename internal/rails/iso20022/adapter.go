@@ -115,9 +115,10 @@ func NewClient(conns int) *fasthttp.Client {
 	return c
 }
 
-// closedConn tells a kept-alive connection the connector had closed while
-// it was idle: fasthttp notices that only when it uses the connection,
-// where net/http's client watched its idle ones. Such a message is sent
+// closedConn reports whether err is the failure of a kept-alive
+// connection the connector had closed while it was idle: fasthttp notices
+// that only when it uses the connection, where net/http's client watched
+// its idle ones. Such a message is sent
 // again at once, once (NewClient); the schedule takes any other failure.
 // A connector that did read it takes it twice as once (it deduplicates on
 // MsgId, as for every redelivery).
