@@ -31,10 +31,9 @@ func checkAppendJSON(t *testing.T, a jsonAppender) {
 
 // TestAppendJSON: RTP records, lists and creation answers written directly
 // are byte for byte what encoding/json writes: every optional key present
-// and absent, strings
-// that need escaping (quotes, HTML, control characters, non-ASCII, U+2028,
-// invalid UTF-8), negative and zero amounts, times in other zones and the
-// zero time, empty and nil lists.
+// and absent, strings that need escaping (quotes, HTML, control
+// characters, non-ASCII, U+2028, invalid UTF-8), negative and zero
+// amounts, times in other zones and the zero time, empty and nil lists.
 func TestAppendJSON(t *testing.T) {
 	at := time.Date(2026, 3, 1, 10, 0, 0, 123_000_000, time.FixedZone("EET", 2*3600))
 	full := rtpRecord{RTPID: "01a1fd38-56fa-7f9d-ba9b-1038a64df444", OrderID: "o-1", URL: "http://127.0.0.1:8080/rtp/x", Amount: 123456,
