@@ -105,10 +105,12 @@ func NewClient(conns int) *fasthttp.Client {
 		if attempts != 1 || !closedConn(err) {
 			return false, false
 		}
-		// A connector that closed one kept-alive connection has most
-		// likely closed them all (it restarted, or its idle timeout
-		// passed for each): the retry dials afresh instead of taking the
-		// next of them.
+		// Sent again at once, once; the schedule takes any other
+		// failure. A connector that did read it takes it twice as once
+		// (it deduplicates on MsgId, as for every redelivery). One that
+		// closed one kept-alive connection has most likely closed them
+		// all (it restarted, or its idle timeout passed for each): the
+		// retry dials afresh instead of taking the next of them.
 		c.CloseIdleConnections()
 		return false, true
 	}
@@ -118,10 +120,7 @@ func NewClient(conns int) *fasthttp.Client {
 // closedConn reports whether err is the failure of a kept-alive
 // connection the connector had closed while it was idle: fasthttp notices
 // that only when it uses the connection, where net/http's client watched
-// its idle ones. Such a message is sent
-// again at once, once (NewClient); the schedule takes any other failure.
-// A connector that did read it takes it twice as once (it deduplicates on
-// MsgId, as for every redelivery).
+// its idle ones.
 func closedConn(err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, fasthttp.ErrConnectionClosed) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
