@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -44,6 +45,7 @@ type stats struct {
 	FloorRatio float64
 	FloorName  string
 	NetErrors  map[string]int // status 0: what the client's transport said, by message
+	CPU        *cpuUse        // over the drive, per operation (cpu.go); nil where /proc is not
 }
 
 // netErrors counts the transport errors of the scenario running, by
@@ -118,6 +120,9 @@ func (s *stats) String() string {
 		sort.Strings(ne)
 		out += "\n" + fmt.Sprintf("%-30s network errors (status 0): %s", "", strings.Join(ne, " "))
 	}
+	if s.CPU != nil {
+		out += fmt.Sprintf("\n%-30s %s", "", s.CPU)
+	}
 	if cb := s.Callbacks; cb != nil {
 		sort.Slice(cb.Delays, func(i, j int) bool { return cb.Delays[i] < cb.Delays[j] })
 		from, what := cb.From, cb.What
@@ -174,7 +179,7 @@ func drive(ctx context.Context, name string, c, n int, d time.Duration, op func(
 	var next atomic.Int64
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	start := time.Now()
+	cpu0, start := sampleCPU(), time.Now()
 	var slots chan struct{}
 	if rateLimit > 0 {
 		slots = make(chan struct{}, c)
@@ -222,6 +227,7 @@ func drive(ctx context.Context, name string, c, n int, d time.Duration, op func(
 	st.Elapsed = time.Since(start)
 	st.NetErrors = takeNetErrors()
 	st.Requests = len(st.Latencies)
+	st.CPU = cpuPerOp(cpu0, sampleCPU(), st.Requests, st.Elapsed.Seconds(), runtime.NumCPU())
 	return st
 }
 

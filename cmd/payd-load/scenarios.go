@@ -39,7 +39,7 @@ func runCmd(ctx context.Context, args []string) error {
 	c := fs.Int("c", 32, "concurrent connections")
 	n := fs.Int("n", 1_000_000, "at most this many requests per scenario")
 	d := fs.Duration("d", 10*time.Second, "at most this long per scenario")
-	pid := fs.Int("server-pid", 0, "payd's pid, to report its peak RSS")
+	pid := fs.Int("server-pid", 0, "payd's pid, to report its peak RSS and its CPU an operation")
 	credsFile := fs.String("creds", "", "seed-merchants.json from 'payd-load seed': rtp-list runs as its first merchant")
 	failOnError := fs.Bool("fail-on-error", false, "exit 1 if any request failed (CI smoke)")
 	fs.Float64Var(&rateLimit, "rate", 0, "cap each scenario at this many operations a second (0: as fast as it goes)")
@@ -89,6 +89,7 @@ func runCmd(ctx context.Context, args []string) error {
 		return err
 	}
 	var peak peakRSS
+	serverPID = *pid
 	if *pid > 0 {
 		stop := peak.watch(*pid)
 		defer stop()
