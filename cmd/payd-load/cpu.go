@@ -8,14 +8,18 @@ import (
 	"strings"
 )
 
-// Where the CPU of a scenario went, an operation at a time. The machine's
-// speed drifts from one hour to the next, and a rate's ratio to its floor
-// drifts with it, because the floors and the API path are bound by
-// different things (commits, the HTTP stack). The CPU each operation
-// costs does not drift that way, so each drive reports it too, from
-// Linux's counters: the whole machine's busy time (/proc/stat), payd's
-// (-server-pid), payd-load's own, and the rest (the database, the
-// kernel's work for them all, anything else running).
+// Where the CPU of a scenario went, an operation at a time. A rate and its
+// ratio to its floor move with the machine's hour, and the figures alone
+// do not say why: each drive therefore also reports what an operation
+// cost in CPU, from Linux's counters: the whole machine's busy time
+// (/proc/stat), payd's (-server-pid), payd-load's own, and the rest (the
+// database, the kernel's work for them all, anything else running), with
+// how busy the cores were. A change that makes an operation cheaper shows
+// there even in an hour that hides it in the rate, and cores left idle
+// show a rate bound by waiting rather than by CPU. The machine's counters
+// are sampled in ticks and the processes' are not, so where nothing else
+// runs (SQLite, in payd's process) the rest comes out a little either
+// side of zero: it is shown as zero when below.
 
 // serverPID is payd's pid (-server-pid): drive reports its share.
 var serverPID int
@@ -119,6 +123,7 @@ func cpuPerOp(a, b cpuSample, ops int, elapsed float64, cores int) *cpuUse {
 		u.HasPayd, u.Payd = true, us(b.payd-a.payd)
 		u.Rest -= u.Payd
 	}
+	u.Rest = max(u.Rest, 0) // the counters' rounding (above)
 	return u
 }
 

@@ -48,6 +48,12 @@ func TestCPUPerOp(t *testing.T) {
 	if u := cpuPerOp(a, b, 1000, 1, 2); u.HasPayd || u.Rest != 1500 || strings.Contains(u.String(), "payd ") {
 		t.Errorf("without payd: %+v, %q", u, u)
 	}
+	// Processes counted a little above the machine's ticks: no negative rest.
+	a.payd = 300
+	over := cpuSample{busy: 1100, payd: 380, self: 250, ok: true}
+	if u := cpuPerOp(a, over, 1000, 1, 2); u.Rest != 0 || u.All != 1000 {
+		t.Errorf("processes above the machine: %+v", u)
+	}
 	if cpuPerOp(cpuSample{}, b, 1000, 1, 2) != nil || cpuPerOp(a, b, 0, 1, 2) != nil {
 		t.Error("a failed sample or no operations gave a figure")
 	}
