@@ -25,7 +25,8 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
-	_ "modernc.org/sqlite"             // registers the "sqlite" driver
+	"golang.org/x/sync/singleflight"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"payd"
 )
@@ -79,6 +80,9 @@ type Store struct {
 	auth      *authCache
 	// totals: the kept totals of description searches (totals.go).
 	totals searchTotals
+	// searchFlights: the readings of searches found in no kept total,
+	// shared by identical searches meanwhile (totals.go).
+	searchFlights singleflight.Group
 	// SQLite: the RTP record cache (rtpcache.go), and what stops the
 	// writer connection's hook from feeding it.
 	rtpc           *rtpCache

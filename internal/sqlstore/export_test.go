@@ -107,6 +107,14 @@ func OnKeptTotal(f func()) (stop func()) {
 	return func() { totalsHit = nil }
 }
 
+// OnSearchRead calls f in each reading of a search that found no kept
+// total (totals.go), before it reads, until the returned function is
+// called.
+func OnSearchRead(f func()) (stop func()) {
+	searchRead = f
+	return func() { searchRead = nil }
+}
+
 // RTPCacheMaxAge is how late a change made through another connection may
 // be seen (rtpcache.go).
 const RTPCacheMaxAge = rtpMaxAge

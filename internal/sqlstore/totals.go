@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"payd"
+
+	"golang.org/x/sync/singleflight"
 )
 
 // A description search's total is its dearest part: an exact count reads
@@ -30,6 +32,16 @@ import (
 // the number read after the search is the same. A merchant creating RTPs
 // while it searches counts each time, as before, plus the two reads of
 // its number.
+
+// The searches that find no kept total while the merchant has the same
+// number of RTPs, for the same page, share one reading (searchFlights):
+// a dashboard's few tabs, or the clients of one merchant, refresh the
+// same search together, and each new RTP sends them all to count again
+// at once, where one count serves them all. The reading was taken after
+// each of them read the number (the shared key holds it), so each gets
+// a total over at least the RTPs it could have seen, as when it counts
+// alone; each gets its own copies of the page's RTPs, observed as of its
+// own now.
 
 // maxSearchTotals bounds the totals an instance keeps; past it one is
 // dropped for each one added.
@@ -95,6 +107,23 @@ func fixedSearchKey(f payd.RTPFilter) (string, bool) {
 // kept total.
 var totalsHit func()
 
+// searchRead, when set (by tests), runs in each reading of a search that
+// found no kept total, before it reads.
+var searchRead func()
+
+// searchFlight is one reading of a search shared by the searches that
+// wait for it.
+type searchFlight struct {
+	out   []*payd.RTP
+	total int
+}
+
+// flightKey is the key of f's reading among those running: its kept
+// total's key, the merchant's number of RTPs, and f's page.
+func flightKey(key string, rtps int, f payd.RTPFilter) string {
+	return fmt.Sprintf("%s\x00%d\x00%d\x00%d\x00%s\x00%t", key, rtps, f.Offset, f.Count, f.SortBy, f.Desc)
+}
+
 // RTPs lists the RTPs matching f as of now and counts all matches.
 func (s *Store) RTPs(ctx context.Context, f payd.RTPFilter, now time.Time) ([]*payd.RTP, int, error) {
 	key, fixed := fixedSearchKey(f)
@@ -117,14 +146,41 @@ func (s *Store) RTPs(ctx context.Context, f payd.RTPFilter, now time.Time) ([]*p
 		}
 		return s.pagedRTPs(ctx, f, total, now)
 	}
-	out, total, err := s.listRTPs(ctx, f, now)
-	if err != nil {
-		return nil, 0, err
+	// The reading goes on if this search's client goes away, as others
+	// may be waiting for it: like a coalesced read (coalesce.go), it is
+	// bounded by coalesceTimeout instead.
+	flight := s.searchFlights.DoChan(flightKey(key, before, f), func() (any, error) {
+		if searchRead != nil {
+			searchRead()
+		}
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), coalesceTimeout)
+		defer cancel()
+		out, total, err := s.listRTPs(ctx, f, now)
+		if err != nil {
+			return nil, err
+		}
+		if after, err := s.merchantRTPs(ctx, f.MerchantID); err == nil && after == before {
+			s.totals.put(key, before, total)
+		}
+		return searchFlight{out, total}, nil
+	})
+	var res singleflight.Result
+	select {
+	case res = <-flight:
+	case <-ctx.Done():
+		return nil, 0, ctx.Err()
 	}
-	if after, err := s.merchantRTPs(ctx, f.MerchantID); err == nil && after == before {
-		s.totals.put(key, before, total)
+	if res.Err != nil {
+		return nil, 0, res.Err
 	}
-	return out, total, nil
+	sf := res.Val.(searchFlight)
+	out := make([]*payd.RTP, len(sf.out))
+	for i, r := range sf.out {
+		cp := *r // each search its own copy, observed as of its own now
+		cp.Observe(now)
+		out[i] = &cp
+	}
+	return out, sf.total, nil
 }
 
 // merchantRTPsQ is how many RTPs a merchant has, from its counters (015).

@@ -1,6 +1,8 @@
 package sqlstore_test
 
 import (
+	"context"
+	"errors"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -114,6 +116,86 @@ func TestSearchTotalsFollowNewRTPs(t *testing.T) {
 			Statuses: []payd.RTPStatus{payd.RTPExpired}}, 0, false)
 		if hits.Load() == 0 {
 			t.Fatal("no search was answered from a kept total")
+		}
+	})
+}
+
+// TestIdenticalSearchesShareOneReading: description searches that find
+// no kept total share the reading of one of them while it runs, the same
+// search for the same page with the merchant's RTPs unchanged; each gets
+// the total, its own copies of the page's RTPs, and a search whose
+// client goes away meanwhile gets its context's error without stopping
+// the others' reading. A search for another page reads for itself.
+func TestIdenticalSearchesShareOneReading(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
+		now := storetest.Epoch
+		m, _ := newMerchant(t, s, 100)
+		for i, d := range []string{"Coffee beans", "Tea", "coffee cup", "Iced COFFEE"} {
+			newDescribedRTP(t, s, m, "+37360000001", d, now.Add(time.Duration(i)*time.Second))
+		}
+		var reads atomic.Int64
+		leading, release := make(chan struct{}), make(chan struct{})
+		defer sqlstore.OnSearchRead(func() {
+			if reads.Add(1) == 1 {
+				close(leading)
+				<-release
+			}
+		})()
+		f := payd.RTPFilter{MerchantID: m.ID, Description: "coffee", Count: 2}
+		type answer struct {
+			page  []*payd.RTP
+			total int
+			err   error
+		}
+		search := func(ctx context.Context, f payd.RTPFilter) chan answer {
+			c := make(chan answer, 1)
+			go func() {
+				page, total, err := s.RTPs(ctx, f, now.Add(time.Minute))
+				c <- answer{page, total, err}
+			}()
+			return c
+		}
+		first := search(ctx, f)
+		<-leading
+		var waiting []chan answer
+		for range 3 {
+			waiting = append(waiting, search(ctx, f))
+		}
+		gone, leave := context.WithCancel(ctx)
+		left := search(gone, f)
+		time.Sleep(200 * time.Millisecond) // all of them waiting for the first's reading
+		leave()
+		if a := <-left; !errors.Is(a.err, context.Canceled) {
+			t.Fatalf("a search whose client went away: %v, want its context's error", a.err)
+		}
+		close(release)
+		answers := []answer{<-first}
+		for _, c := range waiting {
+			answers = append(answers, <-c)
+		}
+		if n := reads.Load(); n != 1 {
+			t.Fatalf("%d readings for 5 identical searches, want 1", n)
+		}
+		seen := map[*payd.RTP]bool{}
+		for i, a := range answers {
+			if a.err != nil || a.total != 3 || len(a.page) != 2 {
+				t.Fatalf("search %d: %d RTPs of %d, %v; want 2 of 3", i, len(a.page), a.total, a.err)
+			}
+			for k, r := range a.page {
+				if seen[r] {
+					t.Fatalf("search %d shares an RTP's record with another", i)
+				}
+				seen[r] = true
+				if r.ID != answers[0].page[k].ID {
+					t.Fatalf("search %d: page %s, want the first's %s", i, r.ID, answers[0].page[k].ID)
+				}
+			}
+		}
+		// Another page is another reading; the total is kept by now.
+		next := f
+		next.Offset = 2
+		if a := <-search(ctx, next); a.err != nil || a.total != 3 || len(a.page) != 1 {
+			t.Fatalf("next page: %d RTPs of %d, %v", len(a.page), a.total, a.err)
 		}
 	})
 }
