@@ -24,8 +24,8 @@ import (
 // serverPID is payd's pid (-server-pid): drive reports its share.
 var serverPID int
 
-// clockTicks is the unit of /proc's times: USER_HZ, 100 on every Linux
-// build (the kernel converts to it whatever its own tick).
+// clockTicks is the unit of /proc's times: USER_HZ, which Linux fixes at
+// 100 on x86 and arm64 whatever its own tick.
 const clockTicks = 100
 
 type cpuSample struct {

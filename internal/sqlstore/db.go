@@ -25,8 +25,9 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	_ "modernc.org/sqlite"             // registers the "sqlite" driver
+
 	"golang.org/x/sync/singleflight"
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"payd"
 )

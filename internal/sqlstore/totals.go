@@ -37,10 +37,12 @@ import (
 // number of RTPs, for the same page, share one reading (searchFlights):
 // a dashboard's few tabs, or the clients of one merchant, refresh the
 // same search together, and each new RTP sends them all to count again
-// at once, where one count serves them all. The reading was taken after
-// each of them read the number (the shared key holds it), so each gets
-// a total over at least the RTPs it could have seen, as when it counts
-// alone; each gets its own copies of the page's RTPs, observed as of its
+// at once, where one count serves them all. Each of them read the same
+// number before it joined (the shared key holds it), and the number only
+// grows: no RTP was created between the first one's read and the last
+// one's. The reading, taken after the first one's read, therefore counted
+// at least the RTPs any of them could have seen, as when each counts
+// alone. Each gets its own copies of the page's RTPs, observed as of its
 // own now.
 
 // maxSearchTotals bounds the totals an instance keeps; past it one is
