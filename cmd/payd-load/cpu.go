@@ -45,7 +45,7 @@ func sampleCPU() cpuSample {
 	if err != nil {
 		return cpuSample{}
 	}
-	busy, _, ok := machineTicks(stat)
+	busy, ok := machineTicks(stat)
 	if !ok {
 		return cpuSample{}
 	}
@@ -63,23 +63,22 @@ func sampleCPU() cpuSample {
 }
 
 // machineTicks reads /proc/stat's first line: the ticks all cores spent
-// busy (user, nice, system, irq, softirq, steal) and in all.
-func machineTicks(stat []byte) (busy, all int64, ok bool) {
+// busy (user, nice, system, irq, softirq, steal).
+func machineTicks(stat []byte) (busy int64, ok bool) {
 	line, _, _ := bytes.Cut(stat, []byte("\n"))
 	f := strings.Fields(string(line))
 	if len(f) < 9 || f[0] != "cpu" {
-		return 0, 0, false
+		return 0, false
 	}
 	var v [8]int64
 	for i := range v {
 		n, err := strconv.ParseInt(f[i+1], 10, 64)
 		if err != nil {
-			return 0, 0, false
+			return 0, false
 		}
 		v[i] = n
 	}
-	busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7]
-	return busy, busy + v[3] + v[4], true
+	return v[0] + v[1] + v[2] + v[5] + v[6] + v[7], true // not idle (3) nor iowait (4)
 }
 
 // pidTicks is a process's user and system time, from /proc/PID/stat.

@@ -88,10 +88,13 @@ func fixedSearchKey(f payd.RTPFilter) (string, bool) {
 	if f.Description == "" || len(f.Statuses) > 0 {
 		return "", false
 	}
+	// Each text goes with its length, so that no two filters share a key
+	// whatever their texts hold (a NUL too).
 	var b strings.Builder
 	for _, s := range []string{f.MerchantID, f.Description, f.RTPID, f.OrderID, f.TerminalID} {
+		b.WriteString(strconv.Itoa(len(s)))
+		b.WriteByte(':')
 		b.WriteString(s)
-		b.WriteByte(0)
 	}
 	if f.Amount != nil {
 		b.WriteString(strconv.FormatInt(int64(*f.Amount), 10))
