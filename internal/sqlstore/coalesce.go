@@ -208,6 +208,14 @@ type rtpInsert struct {
 	r     *payd.RTP
 	order *payd.RailsOrder // its outbox row (the rails' pain.013), when the rails take orders
 	done  chan error
+	// The row's values as the statement's arrays take them, one per
+	// column of rtpCols (a text or an integer, nil for NULL), and the
+	// order's content as JSON: made by the create's own goroutine before it
+	// queues, so that the one inserter, whose statements follow each other,
+	// only gathers them (prepare).
+	texts []*string
+	ints  []*int64
+	data  string
 }
 
 type rtpInserter struct{ coalescer[rtpInsert] }
@@ -219,6 +227,9 @@ type rtpInserter struct{ coalescer[rtpInsert] }
 // given up after coalesceTimeout.
 func (c *rtpInserter) insert(ctx context.Context, r *payd.RTP, order *payd.RailsOrder) error {
 	q := rtpInsert{r: r, order: order, done: make(chan error, 1)}
+	if err := q.prepare(); err != nil {
+		return err
+	}
 	if err := c.enqueue(ctx, q); err != nil {
 		return err
 	}
@@ -266,9 +277,9 @@ func (c *rtpInserter) serve(ins []rtpInsert) {
 	// trip in autocommit, where inserting the two rows in a transaction
 	// (insertOne) takes two and its COMMIT a third.
 	if len(ins) > 1 || ins[0].order != nil {
-		args, err := rtpColumns(ins)
-		q := insertRTPs
-		if err == nil && ins[0].order != nil {
+		args, q := rtpColumns(ins), insertRTPs
+		var err error
+		if ins[0].order != nil {
 			var orders []any
 			if orders, err = c.orderColumns(ins); err == nil {
 				args, q = append(args, orders...), insertRTPsWithOrders
@@ -327,11 +338,7 @@ func (c *rtpInserter) orderColumns(ins []rtpInsert) ([]any, error) {
 		if o == nil {
 			return nil, fmt.Errorf("coalesced insert: an RTP without its order")
 		}
-		b, err := json.Marshal(o.Data)
-		if err != nil {
-			return nil, err
-		}
-		ids[i], kinds[i], merchants[i], objects[i], data[i] = o.ID, string(o.Kind), o.MerchantID, o.ObjectID, string(b)
+		ids[i], kinds[i], merchants[i], objects[i], data[i] = o.ID, string(o.Kind), o.MerchantID, o.ObjectID, q.data
 		next[i], created[i] = ms(o.NextAttemptAt), ms(o.CreatedAt)
 		if owner, until, ok := c.s.orderLease(o); ok {
 			owners[i], untils[i] = &owner, &until
@@ -340,44 +347,54 @@ func (c *rtpInserter) orderColumns(ins []rtpInsert) ([]any, error) {
 	return []any{ids, kinds, merchants, objects, data, next, created, owners, untils}, nil
 }
 
-// rtpColumns is the rows of ins as one typed array per column, in rtpCols
-// order; NULLs (nil from nullStr and nullMS) become nil elements.
-func rtpColumns(ins []rtpInsert) ([]any, error) {
-	texts := make([][]*string, len(rtpColTypes))
-	ints := make([][]*int64, len(rtpColTypes))
+// prepare makes q's row values (texts, ints) and its order's JSON (data).
+func (q *rtpInsert) prepare() error {
+	q.texts, q.ints = make([]*string, len(rtpColTypes)), make([]*int64, len(rtpColTypes))
+	for i, v := range rtpArgs(q.r) {
+		switch v := v.(type) {
+		case nil:
+		case string:
+			if rtpColTypes[i] != "text" {
+				return fmt.Errorf("coalesced insert: column %d is %s, not text", i, rtpColTypes[i])
+			}
+			q.texts[i] = &v
+		case int64:
+			if rtpColTypes[i] != "bigint" {
+				return fmt.Errorf("coalesced insert: column %d is %s, not an integer", i, rtpColTypes[i])
+			}
+			q.ints[i] = &v
+		default:
+			return fmt.Errorf("coalesced insert: column %d is %T", i, v)
+		}
+	}
+	if q.order != nil {
+		b, err := json.Marshal(q.order.Data)
+		if err != nil {
+			return err
+		}
+		q.data = string(b)
+	}
+	return nil
+}
+
+// rtpColumns is the rows of ins (each prepared) as one typed array per
+// column, in rtpCols order; NULLs are nil elements.
+func rtpColumns(ins []rtpInsert) []any {
+	cols := make([]any, len(rtpColTypes))
 	for i, t := range rtpColTypes {
 		if t == "bigint" {
-			ints[i] = make([]*int64, len(ins))
-		} else {
-			texts[i] = make([]*string, len(ins))
-		}
-	}
-	for j, q := range ins {
-		for i, v := range rtpArgs(q.r) {
-			switch v := v.(type) {
-			case nil:
-			case string:
-				if texts[i] == nil {
-					return nil, fmt.Errorf("coalesced insert: column %d is text", i)
-				}
-				texts[i][j] = &v
-			case int64:
-				if ints[i] == nil {
-					return nil, fmt.Errorf("coalesced insert: column %d is an integer", i)
-				}
-				ints[i][j] = &v
-			default:
-				return nil, fmt.Errorf("coalesced insert: column %d is %T", i, v)
+			col := make([]*int64, len(ins))
+			for j := range ins {
+				col[j] = ins[j].ints[i]
 			}
-		}
-	}
-	cols := make([]any, len(rtpColTypes))
-	for i := range cols {
-		if ints[i] != nil {
-			cols[i] = ints[i]
+			cols[i] = col
 		} else {
-			cols[i] = texts[i]
+			col := make([]*string, len(ins))
+			for j := range ins {
+				col[j] = ins[j].texts[i]
+			}
+			cols[i] = col
 		}
 	}
-	return cols, nil
+	return cols
 }

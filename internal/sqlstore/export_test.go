@@ -69,6 +69,9 @@ func (s *Store) InsertRTPsTogether(rs []*payd.RTP) []error {
 	ins := make([]rtpInsert, len(rs))
 	for i, r := range rs {
 		ins[i] = rtpInsert{r: r, done: make(chan error, 1)}
+		if err := ins[i].prepare(); err != nil {
+			panic(err) // every RTP a test makes has rtpCols' types
+		}
 	}
 	s.inserts.serve(ins)
 	errs := make([]error, len(rs))
