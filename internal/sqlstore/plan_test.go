@@ -449,3 +449,99 @@ func TestClaimsReadTheirBatch(t *testing.T) {
 		}
 	})
 }
+
+// TestOrderUpdatesReadTheirRows: marking orders delivered and releasing
+// them read the rows they name by id, however many orders are pending. A
+// backlog of pending orders (the connector away) once made each of these
+// statements read the whole index of pending orders on PostgreSQL, its
+// generic plan ANDing that index with the id lookups.
+func TestOrderUpdatesReadTheirRows(t *testing.T) {
+	onBothEngines(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		insertMerchants(t, s, []string{"m0"})
+		conn, err := s.r.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		explain := "EXPLAIN QUERY PLAN "
+		if s.engine == Postgres {
+			// As the driver's prepared statements run after five executions.
+			if _, err := conn.ExecContext(ctx, "SET plan_cache_mode = force_generic_plan"); err != nil {
+				t.Fatal(err)
+			}
+			explain = "EXPLAIN "
+		}
+		txn, err := s.w.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ins, err := txn.PrepareContext(ctx, s.rebind(`INSERT INTO rails_orders (id, kind, merchant_id, object_id, data, state, next_attempt_at, created_at, lease_owner, lease_until)
+			VALUES (?, 'rtp.send', 'm0', ?, '{}', 'pending', ?, ?, 't', ?)`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 20_000 {
+			if _, err := ins.ExecContext(ctx, fmt.Sprintf("o%06d", i), fmt.Sprintf("r%06d", i), 1_000_000+i, 1_000_000+i, 2_000_000); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := txn.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		in, list, err := s.idsIn([]string{"o000001", "o019999"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		byID := regexp.MustCompile(`rails_orders_pkey|sqlite_autoindex_rails_orders_1|USING (INTEGER )?PRIMARY KEY`)
+		for _, when := range []string{"before ANALYZE", "after ANALYZE"} {
+			if when == "after ANALYZE" {
+				if _, err := s.w.ExecContext(ctx, "ANALYZE"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, c := range []struct {
+				what, q, types, values string
+				args                   []any
+			}{
+				{"mark delivered", markDelivered + in, "bigint, text, text[]", "3000000, 't', '{o000001,o019999}'", []any{int64(3_000_000), "t", list}},
+				{"release", releaseOrders + in, "bigint, bigint, text, text[]", "3000000, 3000000, 't', '{o000001,o019999}'", []any{int64(3_000_000), int64(3_000_000), "t", list}},
+			} {
+				q, args := c.q, c.args
+				if s.engine == Postgres {
+					// The generic plan, prepared as the driver prepares it.
+					name := strings.ReplaceAll(c.what+" "+when, " ", "_")
+					if _, err := conn.ExecContext(ctx, "PREPARE "+name+"("+c.types+") AS "+s.rebind(c.q)); err != nil {
+						t.Fatal(err)
+					}
+					q, args = "EXECUTE "+name+"("+c.values+")", nil
+				}
+				checkPlan(t, s, conn, explain, c.what+", "+when, q, args, func(plan string) bool {
+					return byID.MatchString(plan) && !strings.Contains(plan, "rails_orders_due") && !strings.Contains(plan, "rails_orders_object")
+				})
+			}
+		}
+		// And they do what they say: two released, then one of them marked.
+		orders := []*payd.RailsOrder{{ID: "o000001"}, {ID: "o019999"}}
+		if err := s.ReleaseOrders(ctx, orders, "t", time.UnixMilli(3_000_000)); err != nil {
+			t.Fatal(err)
+		}
+		var leased, due int
+		if err := s.r.QueryRowContext(ctx, `SELECT COUNT(lease_owner), SUM(CASE WHEN next_attempt_at = 3000000 THEN 1 ELSE 0 END)
+			FROM rails_orders WHERE id IN ('o000001', 'o019999')`).Scan(&leased, &due); err != nil {
+			t.Fatal(err)
+		}
+		if leased != 0 || due != 2 {
+			t.Errorf("released: %d still leased, %d due at the release's time (want 0, 2)", leased, due)
+		}
+		if n, err := s.OrdersDelivered(ctx, orders, "t", time.UnixMilli(3_000_000)); err != nil || n != 0 {
+			t.Errorf("orders no longer leased to t marked: %d (%v), want 0", n, err)
+		}
+		if _, err := s.w.ExecContext(ctx, "UPDATE rails_orders SET lease_owner = 't' WHERE id = 'o000001'"); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := s.OrdersDelivered(ctx, orders, "t", time.UnixMilli(3_000_000)); err != nil || n != 1 {
+			t.Errorf("marked %d (%v), want 1", n, err)
+		}
+	})
+}
