@@ -142,6 +142,21 @@ type Rails interface {
 	Deliver(ctx context.Context, o *RailsOrder) (Taken, error)
 }
 
+// ErrRailsUnavailable is what a Rails adapter's error wraps when the
+// network could not take any order just now: its connector did not answer,
+// or said it is unavailable (5xx, 408, 429). An order the connector
+// answered about (4xx) failed on its own. While a network is unavailable
+// the outbox asks it with one order at a time and holds the rest,
+// unattempted, until that one is taken (worker.Orders).
+var ErrRailsUnavailable = errors.New("the network's connector is unavailable")
+
+// RailsRouter is a Rails that hands orders to more than one network:
+// Route names the network an order goes to, so that one network being
+// unavailable holds only its own orders.
+type RailsRouter interface {
+	Route(o *RailsOrder) string
+}
+
 // OrderKind is what an outbound order asks of the network.
 type OrderKind string
 

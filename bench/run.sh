@@ -86,6 +86,19 @@ for engine in "${@:-sqlite postgres}"; do
     PAYD_RAILS_KEY=bench-shared-secret-0123 "$work/payd-load" run -target http://127.0.0.1:18181 -database-url "$db" -c 4 \
       -server-pid $pid -creds "$work/creds.json" -rails-sink $sink -d "$D" -scenarios rtp-list
     kill $pid; wait $pid 2>/dev/null || true
+    # The connector away: nothing listens where payd POSTs. New RTPs'
+    # orders wait (worker/away.go) while one order at a time probes it.
+    echo "--- production with the connector away:"
+    PAYD_DATABASE_URL="$db" PAYD_MODE=production PAYD_PUBLIC_URL=https://payd.example PAYD_RAILS=iso20022 \
+      PAYD_RAILS_URL="http://127.0.0.1:18192/iso20022" PAYD_RAILS_KEY=bench-shared-secret-0123 PAYD_RAILS_BIC=PAYDMD22 \
+      PAYD_CALLBACK_ALLOW=127.0.0.0/8 PAYD_ALLOW_HTTP_URLS=true \
+      PAYD_TOKEN_RATE_CLIENT=100000000 PAYD_TOKEN_RATE_ADDR=100000000 PAYD_TOKEN_TTL=1h \
+      "$work/payd" serve --addr 127.0.0.1:18181 > /dev/null 2>> "$work/serve-$e-production.log" &
+    pid=$!
+    until curl -sf http://127.0.0.1:18181/readyz > /dev/null; do sleep 0.1; done
+    "$work/payd-load" run -target http://127.0.0.1:18181 -database-url "$db" -c $C -server-pid $pid -creds "$work/creds.json" \
+      -d "$D" -scenarios storage-floor,rtp-create
+    kill $pid; wait $pid 2>/dev/null || true
     if [ -n "${LOGDIR:-}" ]; then cp "$work/serve-$e-production.log" "$LOGDIR/"; fi
     if [ "$e" = postgres ]; then psql "$PG" -qc "DROP SCHEMA $schema CASCADE"; fi
   done

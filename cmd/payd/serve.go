@@ -235,6 +235,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			loop("rails-orders", worker.RefundInterval, refundsWake, 256, orders.RunOnce)
 		}
 		store.HandOrders(instance, lease, clock)
+		store.HoldOrders(orders.Holding) // while the connector is away, new orders wait unleased (worker/away.go)
 		for range worker.HandedLoops {
 			handed(orders.RunHanded)
 		}
@@ -367,8 +368,18 @@ type ordersTo struct {
 }
 
 func (o ordersTo) Deliver(ctx context.Context, ord *payd.RailsOrder) (payd.Taken, error) {
-	if ord.Kind == payd.OrderCardRefund || ord.Kind == payd.OrderCardReverse {
+	if o.Route(ord) == "cards" {
 		return o.cards.Deliver(ctx, ord)
 	}
 	return o.rails.Deliver(ctx, ord)
+}
+
+// Route names the network ord goes to (payd.RailsRouter): the acquirer
+// being unavailable holds only the card orders, the connector only the
+// others.
+func (o ordersTo) Route(ord *payd.RailsOrder) string {
+	if ord.Kind == payd.OrderCardRefund || ord.Kind == payd.OrderCardReverse {
+		return "cards"
+	}
+	return "rails"
 }

@@ -59,6 +59,9 @@ type Store struct {
 	// to this instance's loops in memory (handover.go).
 	handOrders    *hand[*payd.RailsOrder]
 	handCallbacks *hand[*payd.Callback]
+	// holdOrders, when set, says whether a new order's network is away
+	// (HoldOrders).
+	holdOrders func(*payd.RailsOrder) (time.Time, bool)
 	// inactivity is PAYD_QR_INACTIVITY (0: the 30-day default).
 	inactivity time.Duration
 	// statementsTaken counts the bank statements this process took.

@@ -141,6 +141,34 @@ func (s *Store) HandOrders(owner string, lease time.Duration, clock payd.Clock) 
 	s.handOrders = newHand[*payd.RailsOrder](owner, lease, clock, HandedCap)
 }
 
+// HoldOrders makes the store ask hold, as it writes an RTP's pain.013,
+// whether the order's network is away (worker.Orders.Holding): if so the
+// order is written due when hold says and without a lease, so it is not
+// handed, and a claim takes it once the network is back or due a probe.
+// While the connector is away a new RTP then costs no more than its
+// insert.
+func (s *Store) HoldOrders(hold func(*payd.RailsOrder) (until time.Time, away bool)) {
+	s.holdOrders = hold
+}
+
+// held applies HoldOrders to a new order (it is due later, so not leased:
+// orderLease).
+func (s *Store) held(o *payd.RailsOrder) {
+	if s.holdOrders == nil {
+		return
+	}
+	if until, away := s.holdOrders(o); away {
+		o.NextAttemptAt = later(until, o.CreatedAt.Add(time.Millisecond))
+	}
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
 // HandOrdersUpTo is HandOrders with a queue of capacity orders.
 func (s *Store) HandOrdersUpTo(owner string, lease time.Duration, clock payd.Clock, capacity int) {
 	s.handOrders = newHand[*payd.RailsOrder](owner, lease, clock, capacity)

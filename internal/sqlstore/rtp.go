@@ -64,6 +64,7 @@ func (s *Store) CreateRTP(ctx context.Context, m *payd.Merchant, r *payd.RTP) er
 	var order *payd.RailsOrder
 	if s.orders {
 		order = payd.SendRTPOrder(m, r, r.CreatedAt)
+		s.held(order)
 	}
 	switch {
 	case s.engine == Postgres:

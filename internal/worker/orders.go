@@ -46,6 +46,7 @@ type Orders struct {
 	Parallel int           // deliveries at once, default OrderParallel
 
 	once sync.Once
+	away away // the networks found unavailable (away.go)
 }
 
 func (o *Orders) defaults() { o.once.Do(o.setDefaults) }
@@ -60,17 +61,25 @@ func (o *Orders) setDefaults() {
 	if o.Parallel == 0 {
 		o.Parallel = OrderParallel
 	}
+	o.away.log = o.Log
 }
 
-// RunOnce claims the due orders and delivers them.
+// RunOnce claims the due orders and delivers them; it returns how many it
+// attempted (those it held for a network that is away are not counted, so
+// that a pass that held its whole claim does not run again at once). While
+// every network it has delivered to is away with no probe due, it claims
+// nothing.
 func (o *Orders) RunOnce(ctx context.Context) (int, error) {
 	o.defaults()
+	if o.away.resting(o.Clock.Now()) {
+		return 0, nil
+	}
 	orders, err := o.Store.ClaimOrders(ctx, o.Owner, o.Clock.Now(), o.Lease, o.Batch)
 	if err != nil || len(orders) == 0 {
 		return len(orders), err
 	}
-	taken, err := o.deliver(ctx, orders)
-	return len(orders), errors.Join(err, o.mark(ctx, taken))
+	taken, attempted, err := o.deliver(ctx, orders)
+	return attempted, errors.Join(err, o.mark(ctx, taken))
 }
 
 // MarkBatch and MarkWait: the plain orders a handed loop's passes deliver
@@ -131,7 +140,7 @@ func (o *Orders) RunHanded(ctx context.Context) {
 			}
 			orders = append(orders, h.Item)
 		}
-		t, err := o.deliver(ctx, orders)
+		t, _, err := o.deliver(ctx, orders)
 		report(err)
 		if len(taken) == 0 {
 			since = time.Now()
@@ -151,10 +160,12 @@ func stale(until, now time.Time, lease time.Duration) bool {
 
 // deliver delivers claimed or handed orders, each object's in the order
 // given, and records the outcomes but one: it returns the plain orders the
-// network took, for the caller to mark delivered (mark).
-func (o *Orders) deliver(ctx context.Context, orders []*payd.RailsOrder) ([]*payd.RailsOrder, error) {
+// network took, for the caller to mark delivered (mark), and how many
+// orders it attempted. The orders of a network that is away are not
+// attempted (away.go): they are released together, due when it is.
+func (o *Orders) deliver(ctx context.Context, orders []*payd.RailsOrder) ([]*payd.RailsOrder, int, error) {
 	if len(orders) == 0 {
-		return nil, nil
+		return nil, 0, nil
 	}
 	// The orders of each object, in the order they were claimed (written).
 	var objects [][]*payd.RailsOrder
@@ -170,6 +181,8 @@ func (o *Orders) deliver(ctx context.Context, orders []*payd.RailsOrder) ([]*pay
 	}
 	var mu sync.Mutex
 	var taken []*payd.RailsOrder // plain orders the network took, to mark together
+	var attempted int
+	held := map[time.Time][]*payd.RailsOrder{} // not attempted, by when their network is due
 	var firstErr error
 	keep := func(err error) {
 		mu.Lock()
@@ -187,8 +200,24 @@ func (o *Orders) deliver(ctx context.Context, orders []*payd.RailsOrder) ([]*pay
 		go func(objs []*payd.RailsOrder) {
 			defer func() { <-slots; wg.Done() }()
 			for i, ord := range objs {
+				route := o.route(ord)
+				a := o.away.admit(route, o.Clock.Now())
+				for a.wait != nil {
+					<-a.wait // a probe's attempt ends within its timeout
+					a = o.away.admit(route, o.Clock.Now())
+				}
+				if !a.attempt {
+					mu.Lock()
+					held[a.until] = append(held[a.until], objs[i:]...)
+					mu.Unlock()
+					return
+				}
 				t, err := o.Rails.Deliver(ctx, ord)
 				now := o.Clock.Now()
+				o.away.outcome(route, a.probe, err, now)
+				mu.Lock()
+				attempted++
+				mu.Unlock()
 				if err != nil {
 					o.Log.Info("rails order not taken", "order_id", ord.ID, "kind", ord.Kind, "attempt", ord.Attempts+1, "err", err)
 					next := now.Add(orderDelay(ord.Attempts + 1))
@@ -216,7 +245,28 @@ func (o *Orders) deliver(ctx context.Context, orders []*payd.RailsOrder) ([]*pay
 		}(objs)
 	}
 	wg.Wait()
-	return taken, firstErr
+	for until, orders := range held {
+		if err := o.Store.ReleaseOrders(rctx, orders, o.Owner, until); err != nil {
+			keep(err)
+		}
+	}
+	return taken, attempted, firstErr
+}
+
+// Holding says whether the network of an order written now is away, with
+// no probe due, and until when: such an order is written due then, not
+// handed (sqlstore's HoldOrders).
+func (o *Orders) Holding(ord *payd.RailsOrder) (until time.Time, away bool) {
+	return o.away.holding(o.route(ord), o.Clock.Now())
+}
+
+// route is the network ord goes to (payd.RailsRouter), "" when the rails
+// deliver to one.
+func (o *Orders) route(ord *payd.RailsOrder) string {
+	if r, ok := o.Rails.(payd.RailsRouter); ok {
+		return r.Route(ord)
+	}
+	return ""
 }
 
 // mark marks plain orders the network took delivered, in one statement,

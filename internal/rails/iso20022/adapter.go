@@ -167,12 +167,16 @@ func (r *Rails) deliver(ctx context.Context, o *payd.RailsOrder) error {
 	// An answer whose body is over MaxResponseBodySize still has its
 	// status, which is all payd reads of it.
 	if err := client.DoDeadline(req, resp, deadline); err != nil && !errors.Is(err, fasthttp.ErrBodyTooLarge) {
-		return fmt.Errorf("post to the connector: %w", err)
+		return fmt.Errorf("post to the connector: %w (%w)", err, payd.ErrRailsUnavailable)
 	}
-	if code := resp.StatusCode(); code < 200 || code > 299 {
+	switch code := resp.StatusCode(); {
+	case code >= 200 && code <= 299:
+		return nil
+	case code >= 500 || code == fasthttp.StatusRequestTimeout || code == fasthttp.StatusTooManyRequests:
+		return fmt.Errorf("connector answered %d (%w)", code, payd.ErrRailsUnavailable)
+	default:
 		return fmt.Errorf("connector answered %d", code)
 	}
-	return nil
 }
 
 // Render is the message an order is sent as, with bic the operator's bank

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"io"
 	"log"
 	"net/http"
@@ -60,6 +61,10 @@ func TestDeliver(t *testing.T) {
 			return http.StatusAccepted
 		case "/down", "/long-down":
 			return http.StatusServiceUnavailable
+		case "/busy":
+			return http.StatusTooManyRequests
+		case "/refused":
+			return http.StatusBadRequest
 		case "/moved":
 			return http.StatusTemporaryRedirect
 		}
@@ -68,20 +73,34 @@ func TestDeliver(t *testing.T) {
 	plain := httptest.NewServer(c)
 	defer plain.Close()
 
-	for path, taken := range map[string]bool{"/ok": true, "/accepted": true, "/long-ok": true,
-		"/down": false, "/long-down": false, "/moved": false, "/missing": false} {
+	// What each answer is: taken, or a failure of this order alone, or
+	// the connector unavailable (payd.ErrRailsUnavailable: the outbox then
+	// holds the other orders while one probes it).
+	const taken, failed, unavailable = "taken", "failed", "unavailable"
+	for path, want := range map[string]string{"/ok": taken, "/accepted": taken, "/long-ok": taken,
+		"/down": unavailable, "/long-down": unavailable, "/busy": unavailable,
+		"/refused": failed, "/moved": failed, "/missing": failed} {
 		r := &Rails{URL: plain.URL + path, Key: key, BIC: testBIC, Clock: clock, Client: NewClient(4)}
 		_, err := r.Deliver(context.Background(), orders["pain013.xml"])
-		if taken && err != nil {
-			t.Errorf("%s: %v, want taken", path, err)
+		got := taken
+		if errors.Is(err, payd.ErrRailsUnavailable) {
+			got = unavailable
+		} else if err != nil {
+			got = failed
 		}
-		if !taken && err == nil {
-			t.Errorf("%s: taken, want a failure", path)
+		if got != want {
+			t.Errorf("%s: %s (%v), want %s", path, got, err, want)
 		}
 	}
+	closed := httptest.NewServer(c)
+	closed.Close()
+	r := &Rails{URL: closed.URL + "/ok", Key: key, BIC: testBIC, Clock: clock, Client: NewClient(4)}
+	if _, err := r.Deliver(context.Background(), orders["pain013.xml"]); !errors.Is(err, payd.ErrRailsUnavailable) {
+		t.Errorf("a connector not listening: %v, want the connector unavailable", err)
+	}
 	c.mu.Lock()
-	if len(c.posts) != 7 {
-		t.Errorf("the connector got %d POSTs, want 7 (no redirect followed)", len(c.posts))
+	if len(c.posts) != 9 {
+		t.Errorf("the connector got %d POSTs, want 9 (no redirect followed)", len(c.posts))
 	}
 	want, err := Render(orders["pain013.xml"], testBIC)
 	if err != nil {
