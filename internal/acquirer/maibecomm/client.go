@@ -178,7 +178,10 @@ func (c *Client) token(ctx context.Context) (string, error) {
 			map[string]string{"projectId": c.ProjectID, "projectSecret": c.ProjectSecret}, &t)
 	}
 	if err != nil {
-		return "", fmt.Errorf("acquirer token: %w", err)
+		// Not the refused request's own answer: a refund must not read a
+		// 4xx of the token's as its own (Deliver), and no request can go
+		// until a token is had.
+		return "", fmt.Errorf("acquirer token: %v (%w)", err, payd.ErrRailsUnavailable)
 	}
 	if t.AccessToken == "" || t.ExpiresIn <= 0 {
 		return "", errors.New("acquirer token: no access token in the answer")
@@ -337,7 +340,8 @@ var _ payd.Rails = (*Client)(nil)
 // card payment, or the reversal of a charge no checkout took, both as
 // POST /v1/refund of the acquirer's payment. The acquirer answers at once:
 // a refund's outcome is Taken.Refund. An acquirer that cannot be reached,
-// or answers 5xx, 401 or 429, is asked again later (the outbox's
+// gives no token, or answers 5xx, 401, 408 or 429 is unavailable
+// (payd.ErrRailsUnavailable) and asked again later (the outbox's
 // schedule); the acquirer refunds a payment once, so a refund asked again
 // after its answer was lost is answered "already refunded", which is this
 // refund's success.
@@ -363,8 +367,11 @@ func (c *Client) Deliver(ctx context.Context, o *payd.RailsOrder) (payd.Taken, e
 		return settled(o, payd.RefundAccepted), nil
 	case errors.As(err, &ae) && ae.Permanent():
 		return settled(o, payd.RefundRejected), nil
+	case errors.Is(err, payd.ErrRailsUnavailable):
+		return payd.Taken{}, err
 	}
-	return payd.Taken{}, err
+	// No answer, 5xx, 401, 408 or 429: the acquirer takes nothing now.
+	return payd.Taken{}, fmt.Errorf("%w (%w)", err, payd.ErrRailsUnavailable)
 }
 
 func settled(o *payd.RailsOrder, st payd.RefundStatus) payd.Taken {
