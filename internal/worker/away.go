@@ -79,14 +79,18 @@ func (a *away) admit(route string, now time.Time) admission {
 	return admission{until: n.until}
 }
 
-// outcome records an attempt's result for route, at now.
-func (a *away) outcome(route string, probe bool, err error, now time.Time) {
+// outcome records an attempt's result for route, at now; stopped: the
+// pass was being stopped, so a failure says nothing of the network.
+func (a *away) outcome(route string, probe, stopped bool, err error, now time.Time) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	n := a.of(route)
 	if probe {
 		close(n.probe)
 		n.probe = nil
+	}
+	if stopped && err != nil {
+		return
 	}
 	unavailable := errors.Is(err, payd.ErrRailsUnavailable)
 	switch {

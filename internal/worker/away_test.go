@@ -134,3 +134,58 @@ func TestOrdersWaitWhileTheConnectorIsAway(t *testing.T) {
 		}
 	})
 }
+
+// TestAwayStates: how one network's state moves with its attempts'
+// outcomes, apart from another's.
+func TestAwayStates(t *testing.T) {
+	a := &away{log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	t0 := storetest.Epoch
+	unavailable := fmt.Errorf("connector answered 503 (%w)", payd.ErrRailsUnavailable)
+	mustAttempt := func(at time.Time, probe bool) {
+		t.Helper()
+		if got := a.admit("rails", at); !got.attempt || got.probe != probe {
+			t.Fatalf("at %v: %+v, want an attempt (probe %v)", at.Sub(t0), got, probe)
+		}
+	}
+	mustHold := func(at, until time.Time) {
+		t.Helper()
+		if got := a.admit("rails", at); got.attempt || got.wait != nil || !got.until.Equal(until) {
+			t.Fatalf("at %v: %+v, want held until %v", at.Sub(t0), got, until.Sub(t0))
+		}
+	}
+	mustAttempt(t0, false)
+	a.outcome("rails", false, false, unavailable, t0)
+	mustHold(t0.Add(500*time.Millisecond), t0.Add(time.Second))
+	if got := a.admit("cards", t0); !got.attempt || got.probe {
+		t.Fatalf("another network held with this one: %+v", got)
+	}
+	if a.resting(t0) { // cards is not away: the claims still run
+		t.Errorf("resting while another network is not away")
+	}
+	mustAttempt(t0.Add(time.Second), true)
+	if got := a.admit("rails", t0.Add(time.Second)); got.wait == nil {
+		t.Fatalf("a second order during the probe: %+v, want it to wait for the probe", got)
+	}
+	a.outcome("rails", true, false, unavailable, t0.Add(time.Second))
+	mustHold(t0.Add(time.Second), t0.Add(3*time.Second)) // the schedule's second delay
+	if until, away := a.holding("rails", t0.Add(2*time.Second)); !away || !until.Equal(t0.Add(3*time.Second)) {
+		t.Errorf("holding: %v %v, want until 3 s", until.Sub(t0), away)
+	}
+	// A probe cut short by a stop says nothing: the next one is due at once.
+	mustAttempt(t0.Add(3*time.Second), true)
+	a.outcome("rails", true, true, context.Canceled, t0.Add(3*time.Second))
+	mustAttempt(t0.Add(3*time.Second), true)
+	// An answer about the order alone (a 4xx) is the connector there.
+	a.outcome("rails", true, false, fmt.Errorf("connector answered 400"), t0.Add(3*time.Second))
+	mustAttempt(t0.Add(3*time.Second), false)
+	if _, away := a.holding("rails", t0.Add(3*time.Second)); away {
+		t.Errorf("holding after the connector answered")
+	}
+	// Its only network away: the claims rest until a probe is due.
+	b := &away{log: a.log}
+	b.admit("rails", t0)
+	b.outcome("rails", false, false, unavailable, t0)
+	if !b.resting(t0) || b.resting(t0.Add(time.Second)) {
+		t.Errorf("resting at 0 s: %v (want true), at 1 s: %v (want false)", b.resting(t0), b.resting(t0.Add(time.Second)))
+	}
+}

@@ -214,7 +214,7 @@ func (o *Orders) deliver(ctx context.Context, orders []*payd.RailsOrder) ([]*pay
 				}
 				t, err := o.Rails.Deliver(ctx, ord)
 				now := o.Clock.Now()
-				o.away.outcome(route, a.probe, err, now)
+				o.away.outcome(route, a.probe, ctx.Err() != nil, err, now)
 				mu.Lock()
 				attempted++
 				mu.Unlock()
