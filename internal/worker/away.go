@@ -116,11 +116,17 @@ func (a *away) resting(now time.Time) bool {
 		return false
 	}
 	for _, n := range a.net {
-		if !n.away || (n.probe == nil && !now.Before(n.until)) {
+		if !n.waiting(now) {
 			return false
 		}
 	}
 	return true
+}
+
+// waiting: away, with no probe due at now (one is in flight, or its time
+// has not come).
+func (n *network) waiting(now time.Time) bool {
+	return n.away && (n.probe != nil || now.Before(n.until))
 }
 
 // holding reports whether route is away with no probe due at now, and
@@ -129,7 +135,7 @@ func (a *away) holding(route string, now time.Time) (time.Time, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	n := a.net[route]
-	if n == nil || !n.away || (n.probe == nil && !now.Before(n.until)) {
+	if n == nil || !n.waiting(now) {
 		return time.Time{}, false
 	}
 	if n.until.Before(now) {
