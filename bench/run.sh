@@ -2,7 +2,8 @@
 # Produces the figures of BENCHMARKS.md: builds payd and payd-load, and on
 # each database seeds 1,000,000 RTPs across 100 merchants, starts payd, and
 # runs every scenario with the floors measured in the same run, in the
-# sandbox, then again in production mode (the iso20022 rails).
+# sandbox, then again in production mode (the iso20022 rails), and RTP
+# creation in production with the connector away.
 #   bench/run.sh [sqlite|postgres ...]   (default: both)   DURATION=10s C=32 RTPS=1000000
 #   LOGDIR=DIR keeps each engine's server log there (serve-ENGINE.log)
 set -euo pipefail
