@@ -16,8 +16,9 @@ import (
 // connector away cost a failed POST (a connection refused, or a wait of up
 // to 10 s) and a transaction recording the failure: with the connector's
 // port closed, production rtp-create fell to 974-1,685/s, 1.1-2.0 ms of CPU
-// an RTP (BENCHMARKS.md). Now the first delivery that finds the network
-// unavailable (payd.ErrRailsUnavailable) marks it away until the
+// an RTP (BENCHMARKS.md). Now once awayAfter deliveries in a row find the
+// network unavailable (payd.ErrRailsUnavailable; one 503 of a connector
+// that takes the next order holds nothing), it is away until the
 // schedule's next delay (OrderSchedule: 1 s, 2 s, 4 s, 8 s, then 15 s).
 // Until then none of its orders is attempted: those a pass took are
 // released together, due when the network is, with no attempt counted,
@@ -34,11 +35,16 @@ type away struct {
 	net map[string]*network
 }
 
+// awayAfter is how many deliveries in a row must find a network
+// unavailable before it is away.
+const awayAfter = 3
+
 type network struct {
-	away  bool
-	until time.Time     // while away: when the next probe may go
-	fails int           // probes (and the first failure) unavailable in a row
-	probe chan struct{} // closed when the probe in flight ends; nil when none
+	away   bool
+	streak int           // deliveries found it unavailable since one found it there
+	until  time.Time     // while away: when the next probe may go
+	fails  int           // times it went away or stayed away after a probe, in a row
+	probe  chan struct{} // closed when the probe in flight ends; nil when none
 }
 
 // admission is away's answer for one order: attempt it (probe: its outcome
@@ -92,18 +98,21 @@ func (a *away) outcome(route string, probe, stopped bool, err error, now time.Ti
 	if stopped && err != nil {
 		return
 	}
-	unavailable := errors.Is(err, payd.ErrRailsUnavailable)
-	switch {
-	case unavailable && (probe || !n.away):
+	if !errors.Is(err, payd.ErrRailsUnavailable) {
+		// Taken, or answered about this order alone: the connector is there.
+		if n.away {
+			a.log.Info("rails connector answering again", "route", route)
+		}
+		n.away, n.fails, n.streak = false, 0, 0
+		return
+	}
+	n.streak++
+	if probe || (!n.away && n.streak >= awayAfter) {
 		if !n.away {
 			a.log.Warn("rails connector unavailable: its orders wait, one order probes it", "route", route, "err", err)
 		}
 		n.away, n.fails = true, n.fails+1
 		n.until = now.Add(orderDelay(n.fails))
-	case !unavailable && n.away:
-		// Taken, or answered about this order alone: the connector is there.
-		a.log.Info("rails connector answering again", "route", route)
-		n.away, n.fails = false, 0
 	}
 }
 

@@ -66,15 +66,15 @@ func TestOrdersWaitWhileTheConnectorIsAway(t *testing.T) {
 			ids = append(ids, newRTP(t, s, m, now).ID)
 		}
 
-		// The first pass: the deliveries already started may fail, the
-		// rest wait unattempted.
+		// The first pass: awayAfter deliveries fail, and those already
+		// started with them; the rest wait unattempted.
 		n, err := o.RunOnce(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		first := rails.count()
-		if first < 1 || first > 8 || n != first {
-			t.Fatalf("the pass attempted %d (the connector got %d POSTs), want 1 to 8, one a POST", n, first)
+		if first < awayAfter || first > awayAfter+o.Parallel-1 || n != first {
+			t.Fatalf("the pass attempted %d (the connector got %d POSTs), want %d to %d, one a POST", n, first, awayAfter, awayAfter+o.Parallel-1)
 		}
 		if n, err := o.RunOnce(ctx); n != 0 || err != nil || rails.count() != first {
 			t.Fatalf("another pass before the next probe is due: %d attempted, %d POSTs (%v), want none", n, rails.count()-first, err)
@@ -153,8 +153,18 @@ func TestAwayStates(t *testing.T) {
 			t.Fatalf("at %v: %+v, want held until %v", at.Sub(t0), got, until.Sub(t0))
 		}
 	}
-	mustAttempt(t0, false)
-	a.outcome("rails", false, false, unavailable, t0)
+	// A 503 now and then, the connector taking the orders between: never away.
+	for range 3 {
+		mustAttempt(t0, false)
+		a.outcome("rails", false, false, unavailable, t0)
+		a.outcome("rails", false, false, unavailable, t0)
+		a.outcome("rails", false, false, nil, t0)
+	}
+	// awayAfter in a row: away until the schedule's first delay.
+	for range awayAfter {
+		mustAttempt(t0, false)
+		a.outcome("rails", false, false, unavailable, t0)
+	}
 	mustHold(t0.Add(500*time.Millisecond), t0.Add(time.Second))
 	if got := a.admit("cards", t0); !got.attempt || got.probe {
 		t.Fatalf("another network held with this one: %+v", got)
@@ -183,8 +193,10 @@ func TestAwayStates(t *testing.T) {
 	}
 	// Its only network away: the claims rest until a probe is due.
 	b := &away{log: a.log}
-	b.admit("rails", t0)
-	b.outcome("rails", false, false, unavailable, t0)
+	for range awayAfter {
+		b.admit("rails", t0)
+		b.outcome("rails", false, false, unavailable, t0)
+	}
 	if !b.resting(t0) || b.resting(t0.Add(time.Second)) {
 		t.Errorf("resting at 0 s: %v (want true), at 1 s: %v (want false)", b.resting(t0), b.resting(t0.Add(time.Second)))
 	}
