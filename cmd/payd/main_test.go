@@ -366,8 +366,44 @@ func TestMetricsListener(t *testing.T) {
 	}
 	body, _ = io.ReadAll(res.Body)
 	res.Body.Close()
-	if res.StatusCode != 200 || !strings.Contains(string(body), "payd_callbacks_pending") {
+	if res.StatusCode != 200 || !strings.Contains(string(body), "payd_callbacks_pending") ||
+		!strings.Contains(string(body), `payd_rails_away{network="rails"} 0`) {
 		t.Errorf("metrics listener: %d %.200s", res.StatusCode, body)
+	}
+
+	// Nothing listens where payd POSTs: after a few RTPs the connector is
+	// away, and the gauge says so.
+	out, code := runCmd(t, env, "merchant", "create", "--name", "Shop", "--iban", "MD24AG000225100013104168")
+	var cr payd.Credentials
+	if code != 0 || json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &cr) != nil {
+		t.Fatalf("merchant create: %d %s", code, out)
+	}
+	status, tb := post(t, s.base+"/v2/auth/token", "", map[string]string{"clientId": cr.ClientID, "clientSecret": cr.ClientSecret})
+	tok, _ := tb["result"].(map[string]any)["accessToken"].(string)
+	if status != 200 || tok == "" {
+		t.Fatalf("token: %d %v", status, tb)
+	}
+	for range 5 {
+		if status, v := post(t, s.base+"/v2/rtp", tok, map[string]any{"alias": "37369000001", "amount": 10, "currency": "MDL",
+			"description": "Away", "expiresAt": payd.FormatTime(time.Now().Add(time.Hour))}); status != 200 {
+			t.Fatalf("rtp: %d %v", status, v)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		res, err := http.Get("http://" + maddr + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if strings.Contains(string(body), `payd_rails_away{network="rails"} 1`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the connector not away 10 s after five RTPs it could not take:\n%s", grepLines(string(body), "payd_rails"))
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 

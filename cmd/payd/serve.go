@@ -23,6 +23,8 @@ import (
 	"payd/internal/web"
 	"payd/internal/webhook"
 	"payd/internal/worker"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // newLogger returns the server's logger and the access log that writes, to
@@ -235,7 +237,24 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			loop("rails-orders", worker.RefundInterval, refundsWake, 256, orders.RunOnce)
 		}
 		store.HandOrders(instance, lease, clock)
-		store.HoldOrders(orders.Holding) // while the connector is away, new orders wait unleased (worker/away.go)
+		// While a network is away, new orders wait unleased (worker/away.go);
+		// payd_rails_away says so, by network (its name → the orders' route).
+		store.HoldOrders(orders.Holding)
+		routes := map[string]string{"rails": ""}
+		if acquirer != nil {
+			routes = map[string]string{"rails": "rails", "cards": "cards"}
+		}
+		for network, route := range routes {
+			api.Registry().MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "payd_rails_away",
+				ConstLabels: prometheus.Labels{"network": network},
+				Help:        "1 while this instance holds a network's orders, its connector unavailable (one order probes it), else 0."},
+				func() float64 {
+					if orders.Away(route) {
+						return 1
+					}
+					return 0
+				}))
+		}
 		for range worker.HandedLoops {
 			handed(orders.RunHanded)
 		}
