@@ -152,3 +152,12 @@ func (a *away) holding(route string, now time.Time) (time.Time, bool) {
 	}
 	return n.until, true
 }
+
+// isAway reports whether route is away (its orders held, a probe due or
+// in flight).
+func (a *away) isAway(route string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := a.net[route]
+	return n != nil && n.away
+}

@@ -169,6 +169,9 @@ func TestAwayStates(t *testing.T) {
 	if got := a.admit("cards", t0); !got.attempt || got.probe {
 		t.Fatalf("another network held with this one: %+v", got)
 	}
+	if !a.isAway("rails") || a.isAway("cards") {
+		t.Errorf("away: rails %v, cards %v; want rails only", a.isAway("rails"), a.isAway("cards"))
+	}
 	if a.resting(t0) { // cards is not away: the claims still run
 		t.Errorf("resting while another network is not away")
 	}
@@ -188,8 +191,8 @@ func TestAwayStates(t *testing.T) {
 	// An answer about the order alone (a 4xx) is the connector there.
 	a.outcome("rails", true, false, fmt.Errorf("connector answered 400"), t0.Add(3*time.Second))
 	mustAttempt(t0.Add(3*time.Second), false)
-	if _, away := a.holding("rails", t0.Add(3*time.Second)); away {
-		t.Errorf("holding after the connector answered")
+	if _, away := a.holding("rails", t0.Add(3*time.Second)); away || a.isAway("rails") {
+		t.Errorf("holding, or away, after the connector answered")
 	}
 	// Its only network away: the claims rest until a probe is due.
 	b := &away{log: a.log}

@@ -262,12 +262,7 @@ func (o *Orders) Holding(ord *payd.RailsOrder) (until time.Time, away bool) {
 
 // Away reports whether the orders of route (a payd.RailsRouter's name, ""
 // for rails that deliver to one network) are held, its network away.
-func (o *Orders) Away(route string) bool {
-	o.away.mu.Lock()
-	defer o.away.mu.Unlock()
-	n := o.away.net[route]
-	return n != nil && n.away
-}
+func (o *Orders) Away(route string) bool { return o.away.isAway(route) }
 
 // route is the network ord goes to (payd.RailsRouter), "" when the rails
 // deliver to one.
