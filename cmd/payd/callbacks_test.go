@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -222,6 +223,61 @@ func TestSlowEndpointDoesNotHoldBackCallbacks(t *testing.T) {
 		}
 		createAndAccept(t, s.base, tok, fast.srv.URL)
 		fast.wait(t, 1, 3*time.Second)
+	})
+}
+
+// TestHungEndpointDoesNotHoldBackOthers: one merchant's endpoint accepts
+// connections and never answers, with 100 callbacks queued for it. Another
+// merchant's callback committed after them arrives at once, not after the
+// hung attempts' 10 s timeout (it took 30 s with 300 of them when every
+// attempter took whatever came next), and the hung host is never sent more
+// than its share of attempts at once (worker/hosts.go).
+func TestHungEndpointDoesNotHoldBackOthers(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, _ *sqlstore.Store, dbURL string) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		var conns []net.Conn
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				mu.Lock()
+				conns = append(conns, c)
+				mu.Unlock()
+			}
+		}()
+		t.Cleanup(func() {
+			ln.Close()
+			mu.Lock()
+			defer mu.Unlock()
+			for _, c := range conns {
+				c.Close()
+			}
+		})
+		fast := newHook(t, func(int) int { return 200 })
+		env := map[string]string{"PAYD_DATABASE_URL": dbURL}
+		hungShop, _ := merchantToken(t, env, "")
+		other, _ := merchantToken(t, env, "")
+		s := startServer(t, env)
+		hungTok, otherTok := token(t, s.base, hungShop), token(t, s.base, other)
+		for range 100 {
+			createAndAccept(t, s.base, hungTok, "http://"+ln.Addr().String()+"/callbacks")
+		}
+		start := time.Now()
+		createAndAccept(t, s.base, otherTok, fast.srv.URL)
+		fast.wait(t, 1, 5*time.Second)
+		mu.Lock()
+		n := len(conns)
+		mu.Unlock()
+		t.Logf("the other merchant's callback arrived after %v; the hung endpoint has %d connections", time.Since(start), n)
+		if n < 1 || n > 32 {
+			t.Errorf("the hung endpoint was sent %d attempts at once; want 1 to 32 (worker.Delivery.PerHost)", n)
+		}
 	})
 }
 

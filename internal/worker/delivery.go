@@ -47,14 +47,16 @@ type Delivery struct {
 	Schedule []time.Duration // DefaultSchedule when nil
 	Lease    time.Duration   // how long a claim lasts; default 30 s (> the 10 s attempt timeout)
 	Batch    int             // callbacks claimed per pass; default DeliveryBatch
-	Parallel int             // attempts in flight at once; default 64
+	Parallel int             // attempts in flight at once, per loop; default 64
+	PerHost  int             // attempts in flight to one host, across loops (hosts.go); default Parallel/2
 	Jitter   func() float64  // in [0, 1): the share of the 10 % jitter applied; default random
 	Attempts *prometheus.CounterVec
 	// Clocked: give merchants on the sandbox's test clock a claim as of
 	// their own time (sandbox only).
 	Clocked bool
 
-	once sync.Once
+	once  sync.Once
+	hosts hosts
 }
 
 // NewAttemptsCounter is the callback-attempts metric, by outcome.
@@ -83,20 +85,28 @@ func (d *Delivery) setDefaults() {
 	if d.Parallel == 0 {
 		d.Parallel = 64
 	}
+	if d.PerHost == 0 {
+		d.PerHost = max(1, d.Parallel/2)
+	}
+	d.hosts.limit = d.PerHost
 	if d.Jitter == nil {
 		d.Jitter = rand.Float64
 	}
 }
 
-// RunOnce claims the due callbacks and makes one attempt of each.
+// RunOnce claims the due callbacks and makes one attempt of each. It
+// returns how many it claimed less those parked for a busy host
+// (hosts.go): a pass that only parked what it claimed is not run again at
+// once, so a hung host's backlog is not claimed faster than it is tried.
 func (d *Delivery) RunOnce(ctx context.Context) (int, error) {
 	d.defaults()
-	cbs, err := d.claim(ctx, d.Clock.Now())
+	now := d.Clock.Now()
+	cbs, err := d.claim(ctx, now)
 	if len(cbs) == 0 {
 		return 0, err
 	}
-	d.attemptAll(ctx, cbs)
-	return len(cbs), err
+	parked := d.attemptAll(ctx, cbs, now.Add(d.Lease))
+	return len(cbs) - parked, err
 }
 
 // RunHanded makes the first attempt of the callbacks this instance's
@@ -127,7 +137,9 @@ func (d *Delivery) RunHanded(ctx context.Context) {
 			if stale(h.LeaseUntil, d.Clock.Now(), d.Lease) {
 				continue // its lease runs out before the attempt would end; a claim takes it then
 			}
-			work <- h.Item
+			if l := (leased{h.Item, h.LeaseUntil}); d.hosts.take(l) {
+				work <- l
+			}
 		}
 	}
 	close(work)
@@ -139,9 +151,11 @@ func (d *Delivery) RunHanded(ctx context.Context) {
 	}
 }
 
-// attemptAll makes one attempt of each of cbs, leased to this instance,
-// and records them.
-func (d *Delivery) attemptAll(ctx context.Context, cbs []*payd.Callback) {
+// attemptAll makes one attempt of each of cbs, leased to this instance
+// until until, and records them; those parked for a busy host (hosts.go)
+// are attempted by the attempter that ends one of its host's attempts.
+// It returns how many it parked.
+func (d *Delivery) attemptAll(ctx context.Context, cbs []*payd.Callback, until time.Time) (parked int) {
 	// Attempts are recorded as they finish, together: whatever finished
 	// while the previous record was being written goes in the next one,
 	// one transaction each (group commit), not one per attempt.
@@ -157,29 +171,38 @@ func (d *Delivery) attemptAll(ctx context.Context, cbs []*payd.Callback) {
 	}()
 	work, wait := d.attempters(ctx, min(d.Parallel, len(cbs)), done)
 	for _, c := range cbs {
-		work <- c
+		if l := (leased{c, until}); d.hosts.take(l) {
+			work <- l
+		} else {
+			parked++
+		}
 	}
 	close(work)
 	wait()
 	close(done)
 	<-recorded
+	return parked
 }
 
-// attempters starts n goroutines that attempt the callbacks sent on work,
-// one at a time each, and send the outcomes to done; wait returns once
-// work is closed and they have finished. They live as long as their
-// loop: a goroutine started for each attempt grew its stack through
-// net/http's client every time (runtime.newstack: 0.7-5.6% of payd's CPU
-// in three profiles of rails-credit; none in two with these).
-func (d *Delivery) attempters(ctx context.Context, n int, done chan<- sqlstore.Recorded) (work chan<- *payd.Callback, wait func()) {
-	w := make(chan *payd.Callback)
+// attempters starts n goroutines that attempt the callbacks sent on work
+// (each counted in flight for its host: hosts.take), one at a time each,
+// and send the outcomes to done; wait returns once work is closed and they
+// have finished. One that ends an attempt attempts next what is parked
+// for its host (hosts.next). They live as long as their loop: a goroutine
+// started for each attempt grew its stack through net/http's client every
+// time (runtime.newstack: 0.7-5.6% of payd's CPU in three profiles of
+// rails-credit; none in two with these).
+func (d *Delivery) attempters(ctx context.Context, n int, done chan<- sqlstore.Recorded) (work chan<- leased, wait func()) {
+	w := make(chan leased)
 	var wg sync.WaitGroup
 	for range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for c := range w {
-				done <- d.attempt(ctx, c)
+			for l := range w {
+				for ok := true; ok; l, ok = d.hosts.next(l.c, d.Clock.Now(), d.Lease, ctx.Err() == nil) {
+					done <- d.attempt(ctx, l.c)
+				}
 			}
 		}()
 	}

@@ -1,0 +1,118 @@
+package worker
+
+import (
+	"strings"
+	"sync"
+	"time"
+
+	"payd"
+)
+
+// One callback host takes at most half of a loop's attempters.
+//
+// Every loop's attempters (Delivery.attempters) took callbacks in the
+// order they came, whatever their host, so a merchant whose endpoint
+// accepted connections and never answered held each attempter it got for
+// the whole attempt timeout (10 s). With 300 callbacks queued for such an
+// endpoint, another merchant's callback committed after them arrived 30 s
+// late (TestHungEndpointDoesNotHoldBackOthers). Now an instance has at most
+// Delivery.PerHost attempts in flight to one host (the callback URL's
+// scheme, host and port), across all its loops. A callback for a host at
+// its limit is parked instead of taking an attempter, and the attempter
+// that ends one of that host's attempts takes the oldest parked one next.
+// One whose lease would run out before its attempt ended (stale), or that
+// finds the parking full, is not attempted here: its lease runs out and a
+// claim takes it. What is attempted, and when it is due, do not change: a
+// parked callback is attempted as soon as its host has an attempt fewer in
+// flight.
+
+// leased is a callback leased to this instance, with the lease's end.
+type leased struct {
+	c     *payd.Callback
+	until time.Time
+}
+
+// hosts counts each host's attempts in flight and keeps the callbacks
+// parked for it.
+type hosts struct {
+	mu    sync.Mutex
+	limit int
+	h     map[string]*host
+}
+
+type host struct {
+	inFlight int
+	parked   []leased // oldest first
+}
+
+// hostOf is the part of a callback URL that names where it connects:
+// scheme, any user information, host and port.
+func hostOf(rawURL string) string {
+	scheme, rest, ok := strings.Cut(rawURL, "://")
+	if !ok {
+		return rawURL
+	}
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	return rawURL[:len(scheme)+3+len(rest)]
+}
+
+// parkedPerLimit bounds what is parked for one host: parkedPerLimit times
+// the limit (256 with 64 attempters a loop). A hung host's attempts end
+// after 10 s, so few of its parked callbacks are taken before their
+// leases leave no room; those past the bound are not kept (they wait out
+// their leases), so that memory does not grow with its backlog.
+const parkedPerLimit = 8
+
+// take reports whether l may be attempted now, counting the attempt; if
+// its host is at the limit, l is parked (up to the bound) and take
+// reports false.
+func (hs *hosts) take(l leased) bool {
+	key := hostOf(l.c.URL)
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.h == nil {
+		hs.h = map[string]*host{}
+	}
+	h := hs.h[key]
+	if h == nil {
+		h = &host{}
+		hs.h[key] = h
+	}
+	if h.inFlight >= hs.limit {
+		if len(h.parked) < parkedPerLimit*hs.limit {
+			h.parked = append(h.parked, l)
+		}
+		return false
+	}
+	h.inFlight++
+	return true
+}
+
+// next ends an attempt of c's host and returns the callback parked for it
+// to attempt next, counted in flight, if any: the oldest one whose lease
+// leaves room for an attempt at now (lease: the full length of a lease).
+// With more is false (the loop is stopping) nothing is taken; what stays
+// parked waits out its lease.
+func (hs *hosts) next(c *payd.Callback, now time.Time, lease time.Duration, more bool) (leased, bool) {
+	key := hostOf(c.URL)
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	h := hs.h[key]
+	h.inFlight--
+	for more && len(h.parked) > 0 {
+		l := h.parked[0]
+		h.parked[0] = leased{}
+		h.parked = h.parked[1:]
+		if stale(l.until, now, lease) {
+			continue
+		}
+		h.inFlight++
+		return l, true
+	}
+	if h.inFlight == 0 && len(h.parked) == 0 {
+		delete(hs.h, key)
+	}
+	return leased{}, false
+}
