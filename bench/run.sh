@@ -61,6 +61,8 @@ for engine in "${@:-sqlite postgres}"; do
     $L -d "$D" -rate $((peak / 2)) -scenarios rtp-create
     echo "--- callbacks, 30 s:"
     $L -d 30s -scenarios rtp-flow
+    echo "--- callbacks with one flow in 8 calling back to an endpoint that never answers (the others measured):"
+    $L -d "$D" -scenarios rtp-flow-hung
     echo "--- overload: 64 connections of lists, creates and gets (503 allowed, any other 5xx fails):"
     $L -d "$D" -c 64 -scenarios overload
     kill $pid; wait $pid 2>/dev/null || true

@@ -63,7 +63,7 @@ func (r *runner) fault(ctx context.Context) (*stats, error) {
 		}
 		outage.to = time.Now()
 		time.Sleep(3 * time.Second) // payd finds the database again
-	})
+	}, "")
 	if err != nil {
 		return nil, err
 	}

@@ -53,6 +53,7 @@ const usage = `Usage:
   payd-load seed    -database-url DB -rtps 1000000 -merchants 100
   payd-load startup -database-url DB -payd ./payd [-times 5]
 Scenarios: token rtp-create rtp-get rtp-list rtp-flow qr-pay checkout-create (default: all), and the floors http-floor storage-floor;
+  rtp-flow-hung (rtp-flow with one flow in 8 calling back to an endpoint that never answers; the others are measured);
   rails-credit (signed pacs.008 credits through /rails/iso20022 to payd in production, -rails-key-file or PAYD_RAILS_KEY);
   -rails-sink ADDR makes payd-load payd's connector (PAYD_RAILS_URL=http://ADDR/iso20022): rtp-create then times each pain.013;
   overload (past what the database serves: 503s only) and fault (rtp-flow while the database is away for -fault-for: 503s only,

@@ -229,7 +229,10 @@ func (r *runner) scenario(ctx context.Context, name string) ([]*stats, error) {
 	case "overload":
 		return []*stats{r.overload(ctx)}, nil
 	case "rtp-flow":
-		st, err := r.rtpFlow(ctx, "rtp-flow", nil)
+		st, err := r.rtpFlow(ctx, "rtp-flow", nil, "")
+		return []*stats{st}, err
+	case "rtp-flow-hung":
+		st, err := r.hungFlow(ctx)
 		return []*stats{st}, err
 	case "fault":
 		st, err := r.fault(ctx)
@@ -371,7 +374,7 @@ func (r *runner) rtpList(ctx context.Context) ([]*stats, error) {
 // rtpFlow creates and accepts RTPs whose callbacks come to a receiver this
 // process runs, and measures accept-response → arrival. during, when set,
 // runs beside the drive (the fault scenario's outage).
-func (r *runner) rtpFlow(ctx context.Context, name string, during func(ctx context.Context)) (*stats, error) {
+func (r *runner) rtpFlow(ctx context.Context, name string, during func(ctx context.Context), hungURL string) (*stats, error) {
 	rc, err := newReceiver("payId")
 	if err != nil {
 		return nil, err
@@ -383,13 +386,17 @@ func (r *runner) rtpFlow(ctx context.Context, name string, during func(ctx conte
 	} else {
 		close(duringDone)
 	}
-	st := drive(ctx, name, r.c, r.n, r.d, func(ctx context.Context, _ int) int {
-		s, b := do(ctx, r.hc, "POST", r.target+"/v2/rtp", r.token, r.rtpBody(rc.url))
+	st := drive(ctx, name, r.c, r.n, r.d, func(ctx context.Context, i int) int {
+		url := rc.url
+		if hungURL != "" && i%hungEvery == 0 {
+			url = hungURL
+		}
+		s, b := do(ctx, r.hc, "POST", r.target+"/v2/rtp", r.token, r.rtpBody(url))
 		if s != 200 {
 			return s
 		}
 		s, b = do(ctx, r.hc, "POST", r.target+"/v2/rtp/"+field(b, "rtpId")+"/test-accept", r.token, []byte(`{"amount":12.34,"currency":"MDL"}`))
-		if s == 200 {
+		if s == 200 && url == rc.url {
 			rc.answered(field(b, "payId"), time.Now())
 		}
 		return s
@@ -397,6 +404,43 @@ func (r *runner) rtpFlow(ctx context.Context, name string, during func(ctx conte
 	<-duringDone
 	st.Callbacks = rc.finish()
 	return st, nil
+}
+
+// hungEvery: in rtp-flow-hung, every hungEvery-th flow's callback goes to
+// an endpoint that accepts connections and never answers.
+const hungEvery = 8
+
+// hungFlow is rtp-flow with one flow in hungEvery calling back to an
+// endpoint that accepts connections and never answers (a merchant's
+// server that hangs): the callbacks measured are the others', which must
+// not wait on the hung ones' 10 s timeouts.
+func (r *runner) hungFlow(ctx context.Context) (*stats, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	var held []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c)
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	return r.rtpFlow(ctx, "rtp-flow-hung", nil, "http://"+ln.Addr().String()+"/cb")
 }
 
 // receiver is a merchant's callback endpoint run by payd-load: it keys
