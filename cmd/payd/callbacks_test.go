@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -277,6 +278,17 @@ func TestHungEndpointDoesNotHoldBackOthers(t *testing.T) {
 		t.Logf("the other merchant's callback arrived after %v; the hung endpoint has %d connections", time.Since(start), n)
 		if n < 1 || n > 32 {
 			t.Errorf("the hung endpoint was sent %d attempts at once; want 1 to 32 (worker.Delivery.PerHost)", n)
+		}
+		// The rest wait for it, and the gauge counts them (none is stale
+		// before the first hung attempt times out, 10 s in).
+		res, err := http.Get(s.base + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if want := fmt.Sprintf("payd_callbacks_parked %d\n", 100-n); !strings.Contains(string(body), want) {
+			t.Errorf("want %q in the metrics:\n%s", want, grepLines(string(body), "payd_callbacks"))
 		}
 	})
 }

@@ -193,6 +193,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Schedule: c.CallbackSchedule, Lease: lease, Attempts: worker.NewAttemptsCounter(api.Registry()),
 		Clocked: c.sandbox(),
 	}
+	api.Registry().MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "payd_callbacks_parked",
+		Help: "Callbacks waiting for their host to have fewer attempts in flight (a merchant's endpoint slow or hung)."},
+		func() float64 { return float64(delivery.Parked()) }))
 	wg.Add(1)
 	go func() { defer wg.Done(); store.ListenAuth(workCtx, log, nil) }()
 	for range worker.DeliveryLoops {

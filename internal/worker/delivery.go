@@ -94,6 +94,11 @@ func (d *Delivery) setDefaults() {
 	}
 }
 
+// Parked is how many callbacks wait for their host to have fewer than
+// PerHost attempts in flight (hosts.go): a merchant's endpoint slow or
+// hung.
+func (d *Delivery) Parked() int { return d.hosts.parked() }
+
 // RunOnce claims the due callbacks and makes one attempt of each. It
 // returns how many it claimed less those parked for a busy host
 // (hosts.go): a pass that only parked what it claimed is not run again at

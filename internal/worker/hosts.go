@@ -116,3 +116,14 @@ func (hs *hosts) next(c *payd.Callback, now time.Time, lease time.Duration, more
 	}
 	return leased{}, false
 }
+
+// parked is how many callbacks are parked, for every host.
+func (hs *hosts) parked() int {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	n := 0
+	for _, h := range hs.h {
+		n += len(h.parked)
+	}
+	return n
+}
