@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"payd"
+	"payd/internal/hang"
 	"payd/internal/sqlstore"
 )
 
@@ -415,32 +416,12 @@ const hungEvery = 8
 // server that hangs): the callbacks measured are the others', which must
 // not wait on the hung ones' 10 s timeouts.
 func (r *runner) hungFlow(ctx context.Context) (*stats, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	hung, err := hang.Listen()
 	if err != nil {
 		return nil, err
 	}
-	var mu sync.Mutex
-	var held []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			held = append(held, c)
-			mu.Unlock()
-		}
-	}()
-	defer func() {
-		ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range held {
-			c.Close()
-		}
-	}()
-	return r.rtpFlow(ctx, "rtp-flow-hung", nil, "http://"+ln.Addr().String()+"/cb")
+	defer hung.Close()
+	return r.rtpFlow(ctx, "rtp-flow-hung", nil, hung.URL())
 }
 
 // receiver is a merchant's callback endpoint run by payd-load: it keys

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"payd"
+	"payd/internal/hang"
 	"payd/internal/sqlstore"
 	"payd/internal/sqlstore/storetest"
 )
@@ -235,31 +235,11 @@ func TestSlowEndpointDoesNotHoldBackCallbacks(t *testing.T) {
 // than its share of attempts at once (worker/hosts.go).
 func TestHungEndpointDoesNotHoldBackOthers(t *testing.T) {
 	storetest.Engines(t, func(t *testing.T, _ *sqlstore.Store, dbURL string) {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		hung, err := hang.Listen()
 		if err != nil {
 			t.Fatal(err)
 		}
-		var mu sync.Mutex
-		var conns []net.Conn
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				mu.Lock()
-				conns = append(conns, c)
-				mu.Unlock()
-			}
-		}()
-		t.Cleanup(func() {
-			ln.Close()
-			mu.Lock()
-			defer mu.Unlock()
-			for _, c := range conns {
-				c.Close()
-			}
-		})
+		t.Cleanup(hung.Close)
 		fast := newHook(t, func(int) int { return 200 })
 		env := map[string]string{"PAYD_DATABASE_URL": dbURL}
 		hungShop, _ := merchantToken(t, env, "")
@@ -267,14 +247,12 @@ func TestHungEndpointDoesNotHoldBackOthers(t *testing.T) {
 		s := startServer(t, env)
 		hungTok, otherTok := token(t, s.base, hungShop), token(t, s.base, other)
 		for range 100 {
-			createAndAccept(t, s.base, hungTok, "http://"+ln.Addr().String()+"/callbacks")
+			createAndAccept(t, s.base, hungTok, hung.URL())
 		}
 		start := time.Now()
 		createAndAccept(t, s.base, otherTok, fast.srv.URL)
 		fast.wait(t, 1, 5*time.Second)
-		mu.Lock()
-		n := len(conns)
-		mu.Unlock()
+		n := hung.Accepted()
 		t.Logf("the other merchant's callback arrived after %v; the hung endpoint has %d connections", time.Since(start), n)
 		if n < 1 || n > 32 {
 			t.Errorf("the hung endpoint was sent %d attempts at once; want 1 to 32 (worker.Delivery.PerHost)", n)
