@@ -24,7 +24,8 @@ import (
 // finds the parking full, is not attempted here: its lease runs out and a
 // claim takes it. What is attempted, and when it is due, do not change: a
 // parked callback is attempted as soon as its host has an attempt fewer in
-// flight.
+// flight. The price: a host that answers each callback in 500 ms gets at
+// most 64 a second from an instance (each instance has its own limit).
 
 // leased is a callback leased to this instance, with the lease's end.
 type leased struct {
