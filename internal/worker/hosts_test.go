@@ -80,7 +80,7 @@ func TestHostsParkingIsBounded(t *testing.T) {
 	for i := range 2 + parkedPerLimit*2 + 5 {
 		hs.take(leased{&payd.Callback{ID: string(rune('a' + i)), URL: url}, now.Add(time.Minute)})
 	}
-	if got, want := len(hs.h[url[:len("https://hung.example")]].parked), parkedPerLimit*2; got != want {
+	if got, want := len(hs.h[hostOf(url)].parked), parkedPerLimit*2; got != want {
 		t.Errorf("%d parked, want the bound %d", got, want)
 	}
 }

@@ -3,7 +3,9 @@ package worker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -153,15 +155,22 @@ func (o *Orders) RunHanded(ctx context.Context) {
 	}
 }
 
-// onWorker runs f on one of the goroutines that ants keeps for a second
-// after their last function, or on a new goroutine if ants cannot take
-// it. A goroutine started for each object's orders grew its stack in the
-// middle of writing the message, every time: runtime.newstack was 3% of
-// payd's CPU during production rtp-create, and is gone from its profile
-// with these (BENCHMARKS.md). The callbacks' attempters live as long as
-// their loop for the same reason (delivery.go).
+// deliverers are the goroutines deliveries run on: ants keeps each for a
+// second after its last function. A goroutine started for each object's
+// orders grew its stack in the middle of writing the message, every time:
+// runtime.newstack was 3% of payd's CPU during production rtp-create, and
+// is gone from its profile with these (BENCHMARKS.md). The callbacks'
+// attempters live as long as their loop for the same reason (delivery.go).
+// A panic in a delivery stops payd, as it did on a goroutine of its own,
+// rather than being logged by ants and the worker going on (the order's
+// lease would run out and it would be tried again, and fail again).
+var deliverers, _ = ants.NewPool(-1, ants.WithExpiryDuration(time.Second),
+	ants.WithPanicHandler(func(p any) { panic(fmt.Sprintf("%v\n%s", p, debug.Stack())) }))
+
+// onWorker runs f on one of the deliverers, or on a new goroutine if the
+// pool cannot take it.
 func onWorker(f func()) {
-	if ants.Submit(f) != nil {
+	if deliverers.Submit(f) != nil {
 		go f()
 	}
 }
