@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -232,43 +235,88 @@ func TestSlowEndpointDoesNotHoldBackCallbacks(t *testing.T) {
 // merchant's callback committed after them arrives at once, not after the
 // hung attempts' 10 s timeout (it took 30 s with 300 of them when every
 // attempter took whatever came next), and the hung host is never sent more
-// than its share of attempts at once (worker/hosts.go).
+// than its share of attempts at once (worker/hosts.go): 32 by default, or
+// what PAYD_CALLBACK_PER_HOST says.
 func TestHungEndpointDoesNotHoldBackOthers(t *testing.T) {
-	storetest.Engines(t, func(t *testing.T, _ *sqlstore.Store, dbURL string) {
-		hung, err := hang.Listen()
+	for _, perHost := range []int{0, 8} {
+		limit := 32
+		if perHost > 0 {
+			limit = perHost
+		}
+		t.Run(fmt.Sprintf("per host %d", limit), func(t *testing.T) {
+			storetest.Engines(t, func(t *testing.T, _ *sqlstore.Store, dbURL string) {
+				hung, err := hang.Listen()
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(hung.Close)
+				fast := newHook(t, func(int) int { return 200 })
+				env := map[string]string{"PAYD_DATABASE_URL": dbURL}
+				if perHost > 0 {
+					env["PAYD_CALLBACK_PER_HOST"] = strconv.Itoa(perHost)
+				}
+				hungShop, _ := merchantToken(t, env, "")
+				other, _ := merchantToken(t, env, "")
+				s := startServer(t, env)
+				hungTok, otherTok := token(t, s.base, hungShop), token(t, s.base, other)
+				for range 100 {
+					createAndAccept(t, s.base, hungTok, hung.URL())
+				}
+				start := time.Now()
+				createAndAccept(t, s.base, otherTok, fast.srv.URL)
+				fast.wait(t, 1, 5*time.Second)
+				n := hung.Accepted()
+				t.Logf("the other merchant's callback arrived after %v; the hung endpoint has %d connections", time.Since(start), n)
+				if n < 1 || n > limit {
+					t.Errorf("the hung endpoint was sent %d attempts at once; want 1 to %d", n, limit)
+				}
+				// The rest wait for it, and the gauge counts them (none is
+				// stale before the first hung attempt times out, 10 s in),
+				// up to eight per attempt allowed (worker's parkedPerLimit);
+				// past that they wait out their leases.
+				res, err := http.Get(s.base + "/metrics")
+				if err != nil {
+					t.Fatal(err)
+				}
+				body, _ := io.ReadAll(res.Body)
+				res.Body.Close()
+				if want := fmt.Sprintf("payd_callbacks_parked %d\n", min(100-n, 8*limit)); !strings.Contains(string(body), want) {
+					t.Errorf("want %q in the metrics:\n%s", want, grepLines(string(body), "payd_callbacks"))
+				}
+			})
+		})
+	}
+}
+
+// TestCallbackPerHostSetting: PAYD_CALLBACK_PER_HOST takes 1 to 256 (the
+// attempters of an instance's claiming loops); anything else stops serve
+// with the setting named.
+func TestCallbackPerHostSetting(t *testing.T) {
+	db := "sqlite:" + filepath.Join(t.TempDir(), "p.db")
+	for _, v := range []string{"0", "-1", "257", "many", "1.5"} {
+		env := map[string]string{"PAYD_DATABASE_URL": db, "PAYD_CALLBACK_PER_HOST": v}
+		var stderr bytes.Buffer
+		if code := run(t.Context(), []string{"serve", "--addr", "127.0.0.1:0"}, func(k string) string { return env[k] }, io.Discard, &stderr); code == 0 ||
+			!strings.Contains(stderr.String(), "callback per host") {
+			t.Errorf("PAYD_CALLBACK_PER_HOST=%s: exit %d, %q", v, code, stderr.String())
+		}
+	}
+	get := func(env map[string]string, args ...string) int {
+		c, _, err := loadConfig("serve", args, func(k string) string { return env[k] }, io.Discard, nil)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("%v %v: %v", env, args, err)
 		}
-		t.Cleanup(hung.Close)
-		fast := newHook(t, func(int) int { return 200 })
-		env := map[string]string{"PAYD_DATABASE_URL": dbURL}
-		hungShop, _ := merchantToken(t, env, "")
-		other, _ := merchantToken(t, env, "")
-		s := startServer(t, env)
-		hungTok, otherTok := token(t, s.base, hungShop), token(t, s.base, other)
-		for range 100 {
-			createAndAccept(t, s.base, hungTok, hung.URL())
-		}
-		start := time.Now()
-		createAndAccept(t, s.base, otherTok, fast.srv.URL)
-		fast.wait(t, 1, 5*time.Second)
-		n := hung.Accepted()
-		t.Logf("the other merchant's callback arrived after %v; the hung endpoint has %d connections", time.Since(start), n)
-		if n < 1 || n > 32 {
-			t.Errorf("the hung endpoint was sent %d attempts at once; want 1 to 32 (worker.Delivery.PerHost)", n)
-		}
-		// The rest wait for it, and the gauge counts them (none is stale
-		// before the first hung attempt times out, 10 s in).
-		res, err := http.Get(s.base + "/metrics")
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(res.Body)
-		res.Body.Close()
-		if want := fmt.Sprintf("payd_callbacks_parked %d\n", 100-n); !strings.Contains(string(body), want) {
-			t.Errorf("want %q in the metrics:\n%s", want, grepLines(string(body), "payd_callbacks"))
-		}
-	})
+		return c.CallbackPerHost
+	}
+	if n := get(nil); n != 32 {
+		t.Errorf("the default is %d, want 32", n)
+	}
+	if n := get(map[string]string{"PAYD_CALLBACK_PER_HOST": "256"}); n != 256 {
+		t.Errorf("PAYD_CALLBACK_PER_HOST=256 gave %d", n)
+	}
+	if n := get(map[string]string{"PAYD_CALLBACK_PER_HOST": "256"}, "--callback-per-host", "1"); n != 1 {
+		t.Errorf("the flag did not win over the variable: %d", n)
+	}
 }
 
 // TestCallbackQueuedWhileServerDown: a payment committed while no server

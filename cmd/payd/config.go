@@ -30,6 +30,7 @@ type config struct {
 	AllowHTTPURLs    bool
 	CallbackSchedule []time.Duration
 	CallbackLease    time.Duration
+	CallbackPerHost  int
 	TokenRateClient  int
 	TokenRateAddr    int
 	RefundDelay      time.Duration
@@ -117,6 +118,14 @@ var settings = []setting{
 	{"trusted-proxies", "PAYD_TRUSTED_PROXIES", "", "the reverse proxies (CIDR, comma-separated) whose X-Forwarded-For names the client: rate limits and logs use that address",
 		prefixesSetting(func(c *config) *[]netip.Prefix { return &c.TrustedProxies })},
 	{"callback-lease", "PAYD_CALLBACK_LEASE", "30s", "how long an instance holds a claimed callback before another may take it", durationSetting(func(c *config) *time.Duration { return &c.CallbackLease })},
+	{"callback-per-host", "PAYD_CALLBACK_PER_HOST", "32", "callback attempts one instance has in flight to one host (scheme, host and port) at once, 1 to 256; past it, that host's callbacks wait for one of its attempts to end", func(c *config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > worker.DeliveryLoops*worker.DeliveryParallel {
+			return fmt.Errorf("callback per host: %q is not a number from 1 to %d", v, worker.DeliveryLoops*worker.DeliveryParallel)
+		}
+		c.CallbackPerHost = n
+		return nil
+	}},
 	{"token-rate-client", "PAYD_TOKEN_RATE_CLIENT", "20", "token requests per minute per clientId and source address", intSetting(func(c *config) *int { return &c.TokenRateClient })},
 	{"token-rate-addr", "PAYD_TOKEN_RATE_ADDR", "60", "token requests per minute per source address", intSetting(func(c *config) *int { return &c.TokenRateAddr })},
 	{"refund-delay", "PAYD_REFUND_DELAY", "1s", "sandbox refund processing time", durationSetting(func(c *config) *time.Duration { return &c.RefundDelay })},

@@ -190,7 +190,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	delivery := &worker.Delivery{
 		Store: store, Client: webhook.NewClientAllowing(c.sandbox(), c.CallbackAllow), Clock: clock, Log: log, Owner: instance,
-		Schedule: c.CallbackSchedule, Lease: lease, Attempts: worker.NewAttemptsCounter(api.Registry()),
+		Schedule: c.CallbackSchedule, Lease: lease, PerHost: c.CallbackPerHost, Attempts: worker.NewAttemptsCounter(api.Registry()),
 		Clocked: c.sandbox(),
 	}
 	api.Registry().MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "payd_callbacks_parked",

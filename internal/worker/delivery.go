@@ -37,6 +37,10 @@ const DeliveryBatch = 256
 // merchant's slow endpoint held back every other merchant's callbacks.
 const DeliveryLoops = 4
 
+// DeliveryParallel is how many attempts one delivery loop has in flight at
+// once by default (Delivery.Parallel).
+const DeliveryParallel = 64
+
 // Delivery sends queued callbacks.
 type Delivery struct {
 	Store    *sqlstore.Store
@@ -47,8 +51,8 @@ type Delivery struct {
 	Schedule []time.Duration // DefaultSchedule when nil
 	Lease    time.Duration   // how long a claim lasts; default 30 s (> the 10 s attempt timeout)
 	Batch    int             // callbacks claimed per pass; default DeliveryBatch
-	Parallel int             // attempts in flight at once, per loop; default 64
-	PerHost  int             // attempts in flight to one host, across loops (hosts.go); default Parallel/2
+	Parallel int             // attempts in flight at once, per loop; default DeliveryParallel
+	PerHost  int             // attempts in flight to one host, across loops (hosts.go; PAYD_CALLBACK_PER_HOST); default Parallel/2
 	Jitter   func() float64  // in [0, 1): the share of the 10 % jitter applied; default random
 	Attempts *prometheus.CounterVec
 	// Clocked: give merchants on the sandbox's test clock a claim as of
@@ -83,7 +87,7 @@ func (d *Delivery) setDefaults() {
 		d.Batch = DeliveryBatch
 	}
 	if d.Parallel == 0 {
-		d.Parallel = 64
+		d.Parallel = DeliveryParallel
 	}
 	if d.PerHost == 0 {
 		d.PerHost = max(1, d.Parallel/2)

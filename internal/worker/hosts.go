@@ -25,7 +25,8 @@ import (
 // claim takes it. What is attempted, and when it is due, do not change: a
 // parked callback is attempted as soon as its host has an attempt fewer in
 // flight. The price: a host that answers each callback in 500 ms gets at
-// most 64 a second from an instance (each instance has its own limit).
+// most 64 a second from an instance (each instance has its own limit);
+// the operator raises the limit with PAYD_CALLBACK_PER_HOST.
 
 // leased is a callback leased to this instance, with the lease's end.
 type leased struct {
