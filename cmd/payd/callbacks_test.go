@@ -288,6 +288,56 @@ func TestHungEndpointDoesNotHoldBackOthers(t *testing.T) {
 	}
 }
 
+// TestParkedCallbacksReleasedAtStop: an instance that stops with callbacks
+// parked for a hung host gives up their leases, so that another instance
+// claims them at once rather than after the 30 s lease (the attempts in
+// flight at the stop are cut short and recorded, which ends their leases
+// too). With the parked ones left as they were, 68 stayed leased.
+func TestParkedCallbacksReleasedAtStop(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, _ *sqlstore.Store, dbURL string) {
+		hung, err := hang.Listen()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(hung.Close)
+		env := map[string]string{"PAYD_DATABASE_URL": dbURL}
+		shop, _ := merchantToken(t, env, "")
+		s := startServer(t, env)
+		tok := token(t, s.base, shop)
+		for range 100 {
+			createAndAccept(t, s.base, tok, hung.URL())
+		}
+		want := "payd_callbacks_parked 68\n"
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			res, err := http.Get(s.base + "/metrics")
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if strings.Contains(string(body), want) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("want %q in the metrics:\n%s", want, grepLines(string(body), "payd_callbacks"))
+			}
+		}
+		s.shutdown(t)
+		db := openDB(t, dbURL)
+		defer db.Close()
+		var leased, pending int
+		if err := db.QueryRow("SELECT COUNT(*) FROM callbacks WHERE state = 'pending' AND lease_owner IS NOT NULL").Scan(&leased); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.QueryRow("SELECT COUNT(*) FROM callbacks WHERE state = 'pending'").Scan(&pending); err != nil {
+			t.Fatal(err)
+		}
+		if leased != 0 || pending != 100 {
+			t.Errorf("after the stop %d of %d pending callbacks are still leased; want 0 of 100", leased, pending)
+		}
+	})
+}
+
 // TestCallbackPerHostSetting: PAYD_CALLBACK_PER_HOST takes 1 to 256 (the
 // attempters of an instance's claiming loops); anything else stops serve
 // with the setting named.

@@ -301,6 +301,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	stopWork()
 	wg.Wait()
+	relCtx, relCancel := context.WithTimeout(context.Background(), 5*time.Second)
+	if rerr := delivery.ReleaseParked(relCtx); rerr != nil {
+		log.Warn("parked callbacks not released; their leases run out instead", "err", rerr)
+	}
+	relCancel()
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}

@@ -297,6 +297,13 @@ func (s *Store) handCallbacksOf(ctx context.Context, cbs ...*payd.Callback) {
 	}
 }
 
+// ReleaseCallback gives up owner's lease of a pending callback, so that
+// claims take it at once (an instance stopping with callbacks it had not
+// attempted). A lease another instance holds is left as it is.
+func (s *Store) ReleaseCallback(ctx context.Context, id, owner string) error {
+	return s.releaseCallback(ctx, id, owner)
+}
+
 func (s *Store) releaseCallback(ctx context.Context, id, owner string) error {
 	return s.write1(ctx, `UPDATE callbacks SET lease_owner = NULL, lease_until = NULL
 		WHERE id = ? AND lease_owner = ? AND state = 'pending'`, id, owner)

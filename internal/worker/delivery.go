@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
@@ -158,6 +159,18 @@ func (d *Delivery) RunHanded(ctx context.Context) {
 	if err := d.Store.ReleaseHandedCallbacks(context.WithoutCancel(ctx)); err != nil {
 		d.Log.Warn("handed callbacks not released; their leases run out instead", "err", err)
 	}
+}
+
+// ReleaseParked gives up the leases of the callbacks still parked for a
+// busy host (hosts.go), so that another instance's claims take them at once
+// instead of after their leases run out. serve calls it once every loop of
+// d has ended: nothing is in flight then, and nothing is parked again.
+func (d *Delivery) ReleaseParked(ctx context.Context) error {
+	var err error
+	for _, l := range d.hosts.drain() {
+		err = errors.Join(err, d.Store.ReleaseCallback(ctx, l.c.ID, d.Owner))
+	}
+	return err
 }
 
 // attemptAll makes one attempt of each of cbs, leased to this instance

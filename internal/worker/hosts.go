@@ -22,7 +22,8 @@ import (
 // that ends one of that host's attempts takes the oldest parked one next.
 // One whose lease would run out before its attempt ended (stale), or that
 // finds the parking full, is not attempted here: its lease runs out and a
-// claim takes it. What is attempted, and when it is due, do not change: a
+// claim takes it. Those still parked when the instance stops are released
+// (Delivery.ReleaseParked), so that another instance claims them at once. What is attempted, and when it is due, do not change: a
 // parked callback is attempted as soon as its host has an attempt fewer in
 // flight. The price: a host that answers each callback in 500 ms gets at
 // most 64 a second from an instance (each instance has its own limit);
@@ -117,6 +118,22 @@ func (hs *hosts) next(c *payd.Callback, now time.Time, lease time.Duration, more
 		delete(hs.h, key)
 	}
 	return leased{}, false
+}
+
+// drain takes every parked callback out of the parking, for every host:
+// what a stopped instance gives up (Delivery.ReleaseParked).
+func (hs *hosts) drain() []leased {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	var out []leased
+	for key, h := range hs.h {
+		out = append(out, h.parked...)
+		h.parked = nil
+		if h.inFlight == 0 {
+			delete(hs.h, key)
+		}
+	}
+	return out
 }
 
 // parked is how many callbacks are parked, for every host.

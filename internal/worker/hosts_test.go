@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -82,5 +83,30 @@ func TestHostsParkingIsBounded(t *testing.T) {
 	}
 	if got, want := len(hs.h[hostOf(url)].parked), parkedPerLimit*2; got != want {
 		t.Errorf("%d parked, want the bound %d", got, want)
+	}
+}
+
+// TestHostsDrain: drain returns what is parked for every host and leaves
+// the attempts in flight counted (a host with none is forgotten).
+func TestHostsDrain(t *testing.T) {
+	until := time.Date(2026, 11, 28, 12, 1, 0, 0, time.UTC)
+	hs := hosts{limit: 1}
+	for _, id := range []string{"a1", "a2", "a3", "b1", "b2"} {
+		hs.take(leased{&payd.Callback{ID: id, URL: "https://" + id[:1] + ".example/cb"}, until})
+	}
+	var got []string
+	for _, l := range hs.drain() {
+		got = append(got, l.c.ID)
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"a2", "a3", "b2"}) || hs.parked() != 0 {
+		t.Errorf("drained %v, %d left parked; want [a2 a3 b2], 0", got, hs.parked())
+	}
+	if hs.take(leased{&payd.Callback{ID: "a4", URL: "https://a.example/cb"}, until}) {
+		t.Error("a host with an attempt in flight took another past its limit after the drain")
+	}
+	hs.next(&payd.Callback{URL: "https://b.example/cb"}, until, 0, true)
+	if len(hs.drain()) != 1 || hs.h["https://b.example"] != nil {
+		t.Errorf("after b's attempt ended and a second drain: hosts %v", hs.h)
 	}
 }
