@@ -8,7 +8,8 @@ import (
 	"payd"
 )
 
-// One callback host takes at most half of a loop's attempters.
+// One callback host takes at most PerHost of an instance's attempters
+// (by default half of a loop's).
 //
 // Every loop's attempters (Delivery.attempters) took callbacks in the
 // order they came, whatever their host, so a merchant whose endpoint
@@ -23,11 +24,12 @@ import (
 // One whose lease would run out before its attempt ended (stale), or that
 // finds the parking full, is not attempted here: its lease runs out and a
 // claim takes it. Those still parked when the instance stops are released
-// (Delivery.ReleaseParked), so that another instance claims them at once. What is attempted, and when it is due, do not change: a
-// parked callback is attempted as soon as its host has an attempt fewer in
-// flight. The price: a host that answers each callback in 500 ms gets at
-// most 64 a second from an instance (each instance has its own limit);
-// the operator raises the limit with PAYD_CALLBACK_PER_HOST.
+// (Delivery.ReleaseParked), so that another instance claims them at once.
+// What is attempted, and when it is due, do not change: a parked callback
+// is attempted as soon as its host has an attempt fewer in flight. The
+// price: at the default limit of 32, a host that answers each callback in
+// 500 ms gets at most 64 a second from an instance (each instance has its
+// own limit); the operator raises it with PAYD_CALLBACK_PER_HOST.
 
 // leased is a callback leased to this instance, with the lease's end.
 type leased struct {
