@@ -201,7 +201,7 @@ func (s *Store) ReleaseHandedOrders(ctx context.Context) error {
 
 // ReleaseHandedCallbacks is ReleaseHandedOrders for callbacks.
 func (s *Store) ReleaseHandedCallbacks(ctx context.Context) error {
-	return releaseLeft(ctx, s.handCallbacks, func(c *payd.Callback) string { return c.ID }, s.releaseCallback)
+	return releaseLeft(ctx, s.handCallbacks, func(c *payd.Callback) string { return c.ID }, s.ReleaseCallback)
 }
 
 func releaseLeft[T any](ctx context.Context, h *hand[T], id func(T) string, release func(ctx context.Context, id, owner string) error) error {
@@ -287,7 +287,7 @@ func (s *Store) handCallbacksOf(ctx context.Context, cbs ...*payd.Callback) {
 		if leased && h.give(c, h.until(c.CreatedAt)) {
 			continue
 		}
-		if leased && s.releaseCallback(context.WithoutCancel(ctx), c.ID, h.owner) != nil {
+		if leased && s.ReleaseCallback(context.WithoutCancel(ctx), c.ID, h.owner) != nil {
 			continue // the lease runs out instead
 		}
 		wake = true
@@ -301,10 +301,6 @@ func (s *Store) handCallbacksOf(ctx context.Context, cbs ...*payd.Callback) {
 // claims take it at once (an instance stopping with callbacks it had not
 // attempted). A lease another instance holds is left as it is.
 func (s *Store) ReleaseCallback(ctx context.Context, id, owner string) error {
-	return s.releaseCallback(ctx, id, owner)
-}
-
-func (s *Store) releaseCallback(ctx context.Context, id, owner string) error {
 	return s.write1(ctx, `UPDATE callbacks SET lease_owner = NULL, lease_until = NULL
 		WHERE id = ? AND lease_owner = ? AND state = 'pending'`, id, owner)
 }
