@@ -274,14 +274,9 @@ func TestHungEndpointDoesNotHoldBackOthers(t *testing.T) {
 				// stale before the first hung attempt times out, 10 s in),
 				// up to eight per attempt allowed (worker's parkedPerLimit);
 				// past that they wait out their leases.
-				res, err := http.Get(s.base + "/metrics")
-				if err != nil {
-					t.Fatal(err)
-				}
-				body, _ := io.ReadAll(res.Body)
-				res.Body.Close()
-				if want := fmt.Sprintf("payd_callbacks_parked %d\n", min(100-n, 8*limit)); !strings.Contains(string(body), want) {
-					t.Errorf("want %q in the metrics:\n%s", want, grepLines(string(body), "payd_callbacks"))
+				body := metricsText(t, s.base)
+				if want := fmt.Sprintf("payd_callbacks_parked %d\n", min(100-n, 8*limit)); !strings.Contains(body, want) {
+					t.Errorf("want %q in the metrics:\n%s", want, grepLines(body, "payd_callbacks"))
 				}
 			})
 		})
@@ -309,17 +304,12 @@ func TestParkedCallbacksReleasedAtStop(t *testing.T) {
 		}
 		want := "payd_callbacks_parked 68\n"
 		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-			res, err := http.Get(s.base + "/metrics")
-			if err != nil {
-				t.Fatal(err)
-			}
-			body, _ := io.ReadAll(res.Body)
-			res.Body.Close()
-			if strings.Contains(string(body), want) {
+			body := metricsText(t, s.base)
+			if strings.Contains(body, want) {
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("want %q in the metrics:\n%s", want, grepLines(string(body), "payd_callbacks"))
+				t.Fatalf("want %q in the metrics:\n%s", want, grepLines(body, "payd_callbacks"))
 			}
 		}
 		s.shutdown(t)
@@ -336,6 +326,21 @@ func TestParkedCallbacksReleasedAtStop(t *testing.T) {
 			t.Errorf("after the stop %d of %d pending callbacks are still leased; want 0 of 100", leased, pending)
 		}
 	})
+}
+
+// metricsText is what a sandbox server's /metrics answers.
+func metricsText(t *testing.T, base string) string {
+	t.Helper()
+	res, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(body)
 }
 
 // TestCallbackPerHostSetting: PAYD_CALLBACK_PER_HOST takes 1 to 256 (the
