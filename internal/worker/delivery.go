@@ -268,7 +268,18 @@ func (d *Delivery) attempt(ctx context.Context, c *payd.Callback) sqlstore.Recor
 		d.Attempts.WithLabelValues(outcome).Inc()
 	}
 	var next time.Time
-	if !res.OK() {
+	switch {
+	case res.OK():
+	case ctx.Err() != nil && res.StatusCode == 0:
+		// The loop's context ended before an answer: payd is stopping and
+		// cut the attempt short, no fault of the merchant's. It is due again at once, for
+		// another instance's claim, not after the schedule's next delay,
+		// and a stop never makes a callback's failure final. It still
+		// counts as an attempt (the merchant may have had it), so the
+		// schedule goes on one step further the next time.
+		next = end
+		res.Error = "payd stopped during the attempt: " + res.Error
+	default:
 		next = d.nextAttempt(n-c.ScheduleStart, end)
 	}
 	return sqlstore.Recorded{Callback: c, Next: next, Attempt: sqlstore.Attempt{

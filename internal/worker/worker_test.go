@@ -229,6 +229,66 @@ func TestDeliveryAttemptsWhatItClaimedBeforeAFailure(t *testing.T) {
 	}
 }
 
+// TestAttemptCutShortByAStopIsDueAtOnce: an attempt still in flight when
+// its loop's context ends (payd stopping) is recorded, and its callback is
+// due again at once, for another instance's claim, instead of after the
+// schedule's first delay (10 s). Even the attempt that would have been the
+// schedule's last leaves it pending.
+func TestAttemptCutShortByAStopIsDueAtOnce(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
+		for _, last := range []bool{false, true} {
+			clock := payd.NewFakeClock(storetest.Epoch)
+			arrived, release := make(chan struct{}), make(chan struct{})
+			var calls sync.Mutex
+			n := 0
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				calls.Lock()
+				n++
+				first := n == 1
+				calls.Unlock()
+				if first { // the attempt the stop cuts short
+					close(arrived)
+					select {
+					case <-r.Context().Done():
+					case <-release:
+					}
+				}
+			}))
+			defer srv.Close()
+			defer close(release)
+			acceptedRTP(t, s, clock, srv.URL)
+			a := newDelivery(s, clock, "a")
+			if last {
+				a.Schedule = []time.Duration{} // the first attempt is the schedule's last
+			}
+			runCtx, stop := context.WithCancel(ctx)
+			done := make(chan error, 1)
+			go func() { _, err := a.RunOnce(runCtx); done <- err }()
+			<-arrived
+			stop()
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			// (The first round's callback was delivered: the one pending is
+			// this round's.)
+			cbs, err := s.Callbacks(ctx, payd.CallbackPending, 10)
+			if err != nil || len(cbs) != 1 || cbs[0].Attempts != 1 {
+				t.Fatalf("last %v: pending callbacks after the stop = %+v, %v; want one with its attempt counted", last, cbs, err)
+			}
+			id := cbs[0].ID
+			// Another instance, at the same moment, takes it and delivers it.
+			b := newDelivery(s, clock, "b")
+			if _, err := b.RunOnce(ctx); err != nil {
+				t.Fatal(err)
+			}
+			atts, err := s.CallbackAttempts(ctx, id)
+			if err != nil || len(atts) != 2 || !strings.HasPrefix(atts[0].Error, "payd stopped during the attempt: ") || atts[1].StatusCode != 200 {
+				t.Fatalf("last %v: attempts = %+v, %v; want the cut one, then a 200 at once", last, atts, err)
+			}
+		}
+	})
+}
+
 func TestJitterOnlyLengthens(t *testing.T) {
 	d := &Delivery{}
 	d.defaults()
