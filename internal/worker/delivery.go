@@ -272,11 +272,13 @@ func (d *Delivery) attempt(ctx context.Context, c *payd.Callback) sqlstore.Recor
 	case res.OK():
 	case ctx.Err() != nil && res.StatusCode == 0:
 		// The loop's context ended before an answer: payd is stopping and
-		// cut the attempt short, no fault of the merchant's. It is due again at once, for
-		// another instance's claim, not after the schedule's next delay,
-		// and a stop never makes a callback's failure final. It still
-		// counts as an attempt (the merchant may have had it), so the
-		// schedule goes on one step further the next time.
+		// cut the attempt short, no fault of the merchant's. It is due
+		// again at once, for another instance's claim, not after the
+		// schedule's next delay, and a stop never makes a callback's
+		// failure final. It still counts as an attempt (the merchant may
+		// have had it), so the schedule goes on one step further the next
+		// time. An answer that came before the stop is an outcome like any
+		// other and follows the schedule.
 		next = end
 		res.Error = "payd stopped during the attempt: " + res.Error
 	default:

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -239,14 +240,9 @@ func TestAttemptCutShortByAStopIsDueAtOnce(t *testing.T) {
 		for _, last := range []bool{false, true} {
 			clock := payd.NewFakeClock(storetest.Epoch)
 			arrived, release := make(chan struct{}), make(chan struct{})
-			var calls sync.Mutex
-			n := 0
+			var calls atomic.Int32
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				calls.Lock()
-				n++
-				first := n == 1
-				calls.Unlock()
-				if first { // the attempt the stop cuts short
+				if calls.Add(1) == 1 { // the attempt the stop cuts short
 					close(arrived)
 					select {
 					case <-r.Context().Done():
@@ -285,6 +281,54 @@ func TestAttemptCutShortByAStopIsDueAtOnce(t *testing.T) {
 			if err != nil || len(atts) != 2 || !strings.HasPrefix(atts[0].Error, "payd stopped during the attempt: ") || atts[1].StatusCode != 200 {
 				t.Fatalf("last %v: attempts = %+v, %v; want the cut one, then a 200 at once", last, atts, err)
 			}
+		}
+	})
+}
+
+// TestAnswerBeforeAStopFollowsTheSchedule: an attempt the merchant had
+// answered (a 500, its body still coming) when the stop came is an
+// outcome like any other: its callback waits the schedule's 10 s.
+func TestAnswerBeforeAStopFollowsTheSchedule(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
+		clock := payd.NewFakeClock(storetest.Epoch)
+		answered, release := make(chan struct{}), make(chan struct{})
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(500)
+			w.(http.Flusher).Flush()
+			close(answered)
+			select {
+			case <-r.Context().Done():
+			case <-release:
+			}
+		}))
+		defer srv.Close()
+		defer close(release)
+		acceptedRTP(t, s, clock, srv.URL)
+		a := newDelivery(s, clock, "a")
+		runCtx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { _, err := a.RunOnce(runCtx); done <- err }()
+		<-answered
+		time.Sleep(200 * time.Millisecond) // time for the client to read the status line
+		stop()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		cbs, err := s.Callbacks(ctx, payd.CallbackPending, 10)
+		if err != nil || len(cbs) != 1 || cbs[0].Attempts != 1 {
+			t.Fatalf("pending callbacks after the stop = %+v, %v", cbs, err)
+		}
+		atts, err := s.CallbackAttempts(ctx, cbs[0].ID)
+		if err != nil || len(atts) != 1 || atts[0].StatusCode != 500 || strings.HasPrefix(atts[0].Error, "payd stopped") {
+			t.Fatalf("attempts = %+v, %v; want the 500 as answered", atts, err)
+		}
+		b := newDelivery(s, clock, "b")
+		if n, err := b.RunOnce(ctx); err != nil || n != 0 {
+			t.Fatalf("another instance at once: claimed %d, %v; want none before the schedule's 10 s", n, err)
+		}
+		clock.Advance(10 * time.Second)
+		if n, err := b.RunOnce(ctx); err != nil || n != 1 {
+			t.Fatalf("after 10 s: claimed %d, %v; want it", n, err)
 		}
 	})
 }
