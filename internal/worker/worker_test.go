@@ -230,6 +230,46 @@ func TestDeliveryAttemptsWhatItClaimedBeforeAFailure(t *testing.T) {
 	}
 }
 
+// hangOnFirst is a merchant endpoint whose first request hangs until the
+// client goes (or the test ends), after a 500's status line when answer;
+// reached closes once that request is in. Later requests get 200.
+func hangOnFirst(t *testing.T, answer bool) (url string, reached <-chan struct{}) {
+	in, release := make(chan struct{}), make(chan struct{})
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) != 1 {
+			return
+		}
+		if answer {
+			w.WriteHeader(500)
+			w.(http.Flusher).Flush()
+		}
+		close(in)
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) }) // runs first: no handler holds Close up
+	return srv.URL, in
+}
+
+// stopMidAttempt runs one pass of d and ends its context (payd stopping)
+// once reached closes and settle has passed.
+func stopMidAttempt(t *testing.T, d *Delivery, reached <-chan struct{}, settle time.Duration) {
+	t.Helper()
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { _, err := d.RunOnce(runCtx); done <- err }()
+	<-reached
+	time.Sleep(settle)
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestAttemptCutShortByAStopIsDueAtOnce: an attempt still in flight when
 // its loop's context ends (payd stopping) is recorded, and its callback is
 // due again at once, for another instance's claim, instead of after the
@@ -239,32 +279,13 @@ func TestAttemptCutShortByAStopIsDueAtOnce(t *testing.T) {
 	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
 		for _, last := range []bool{false, true} {
 			clock := payd.NewFakeClock(storetest.Epoch)
-			arrived, release := make(chan struct{}), make(chan struct{})
-			var calls atomic.Int32
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if calls.Add(1) == 1 { // the attempt the stop cuts short
-					close(arrived)
-					select {
-					case <-r.Context().Done():
-					case <-release:
-					}
-				}
-			}))
-			defer srv.Close()
-			defer close(release)
-			acceptedRTP(t, s, clock, srv.URL)
+			url, reached := hangOnFirst(t, false)
+			acceptedRTP(t, s, clock, url)
 			a := newDelivery(s, clock, "a")
 			if last {
 				a.Schedule = []time.Duration{} // the first attempt is the schedule's last
 			}
-			runCtx, stop := context.WithCancel(ctx)
-			done := make(chan error, 1)
-			go func() { _, err := a.RunOnce(runCtx); done <- err }()
-			<-arrived
-			stop()
-			if err := <-done; err != nil {
-				t.Fatal(err)
-			}
+			stopMidAttempt(t, a, reached, 0)
 			// (The first round's callback was delivered: the one pending is
 			// this round's.)
 			cbs, err := s.Callbacks(ctx, payd.CallbackPending, 10)
@@ -291,29 +312,10 @@ func TestAttemptCutShortByAStopIsDueAtOnce(t *testing.T) {
 func TestAnswerBeforeAStopFollowsTheSchedule(t *testing.T) {
 	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
 		clock := payd.NewFakeClock(storetest.Epoch)
-		answered, release := make(chan struct{}), make(chan struct{})
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.WriteHeader(500)
-			w.(http.Flusher).Flush()
-			close(answered)
-			select {
-			case <-r.Context().Done():
-			case <-release:
-			}
-		}))
-		defer srv.Close()
-		defer close(release)
-		acceptedRTP(t, s, clock, srv.URL)
-		a := newDelivery(s, clock, "a")
-		runCtx, stop := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() { _, err := a.RunOnce(runCtx); done <- err }()
-		<-answered
-		time.Sleep(200 * time.Millisecond) // time for the client to read the status line
-		stop()
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
+		url, reached := hangOnFirst(t, true)
+		acceptedRTP(t, s, clock, url)
+		// 200 ms: time for the client to read the status line.
+		stopMidAttempt(t, newDelivery(s, clock, "a"), reached, 200*time.Millisecond)
 		cbs, err := s.Callbacks(ctx, payd.CallbackPending, 10)
 		if err != nil || len(cbs) != 1 || cbs[0].Attempts != 1 {
 			t.Fatalf("pending callbacks after the stop = %+v, %v", cbs, err)
