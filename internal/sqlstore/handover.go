@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"errors"
 	"sync/atomic"
 	"time"
 
@@ -196,23 +195,25 @@ func (s *Store) HandedCallbacks(ctx context.Context, max int) []Handed[*payd.Cal
 // this instance's loop, so that claims take them at once (a server
 // stopping).
 func (s *Store) ReleaseHandedOrders(ctx context.Context) error {
-	return releaseLeft(ctx, s.handOrders, func(o *payd.RailsOrder) string { return o.ID }, s.releaseOrder)
+	return releaseLeft(ctx, s.handOrders, func(o *payd.RailsOrder) string { return o.ID }, s.releaseOrderLeases)
 }
 
 // ReleaseHandedCallbacks is ReleaseHandedOrders for callbacks.
 func (s *Store) ReleaseHandedCallbacks(ctx context.Context) error {
-	return releaseLeft(ctx, s.handCallbacks, func(c *payd.Callback) string { return c.ID }, s.ReleaseCallback)
+	return releaseLeft(ctx, s.handCallbacks, func(c *payd.Callback) string { return c.ID }, s.ReleaseCallbacks)
 }
 
-func releaseLeft[T any](ctx context.Context, h *hand[T], id func(T) string, release func(ctx context.Context, id, owner string) error) error {
+// releaseLeft releases what is still queued in h, in one statement.
+func releaseLeft[T any](ctx context.Context, h *hand[T], id func(T) string, release func(ctx context.Context, owner string, ids ...string) error) error {
 	if h == nil {
 		return nil
 	}
-	var err error
-	for _, v := range h.left() {
-		err = errors.Join(err, release(ctx, id(v.Item), h.owner))
+	left := h.left()
+	ids := make([]string, len(left))
+	for i, v := range left {
+		ids[i] = id(v.Item)
 	}
-	return err
+	return release(ctx, h.owner, ids...)
 }
 
 // leaseOf is the lease written with work created at created that h hands:
@@ -254,14 +255,15 @@ func (s *Store) handOrder(ctx context.Context, o *payd.RailsOrder) {
 	if h.give(o, h.until(o.CreatedAt)) {
 		return
 	}
-	if s.releaseOrder(context.WithoutCancel(ctx), o.ID, h.owner) == nil {
+	if s.releaseOrderLeases(context.WithoutCancel(ctx), h.owner, o.ID) == nil {
 		s.queuedOrders()
 	}
 }
 
-func (s *Store) releaseOrder(ctx context.Context, id, owner string) error {
-	return s.write1(ctx, `UPDATE rails_orders SET lease_owner = NULL, lease_until = NULL
-		WHERE id = ? AND lease_owner = ? AND state = 'pending'`, id, owner)
+// releaseOrderLeases gives up owner's lease of the pending orders ids, in
+// one statement, so that claims take them at once.
+func (s *Store) releaseOrderLeases(ctx context.Context, owner string, ids ...string) error {
+	return s.releaseLeases(ctx, releaseOrderLeases, owner, ids)
 }
 
 // callbackLease is the lease a callback is written with: this instance's,
@@ -287,7 +289,7 @@ func (s *Store) handCallbacksOf(ctx context.Context, cbs ...*payd.Callback) {
 		if leased && h.give(c, h.until(c.CreatedAt)) {
 			continue
 		}
-		if leased && s.ReleaseCallback(context.WithoutCancel(ctx), c.ID, h.owner) != nil {
+		if leased && s.ReleaseCallbacks(context.WithoutCancel(ctx), h.owner, c.ID) != nil {
 			continue // the lease runs out instead
 		}
 		wake = true
@@ -297,10 +299,32 @@ func (s *Store) handCallbacksOf(ctx context.Context, cbs ...*payd.Callback) {
 	}
 }
 
-// ReleaseCallback gives up owner's lease of a pending callback, so that
-// claims take it at once (an instance stopping with callbacks it had not
-// attempted). A lease another instance holds is left as it is.
-func (s *Store) ReleaseCallback(ctx context.Context, id, owner string) error {
-	return s.write1(ctx, `UPDATE callbacks SET lease_owner = NULL, lease_until = NULL
-		WHERE id = ? AND lease_owner = ? AND state = 'pending'`, id, owner)
+// ReleaseCallbacks gives up owner's lease of the pending callbacks ids, in
+// one statement, so that claims take them at once (an instance stopping
+// with callbacks it had not attempted). A lease another instance holds is
+// left as it is.
+func (s *Store) ReleaseCallbacks(ctx context.Context, owner string, ids ...string) error {
+	return s.releaseLeases(ctx, releaseCallbackLeases, owner, ids)
+}
+
+// The lease releases of ReleaseCallbacks and releaseOrderLeases (arguments:
+// owner, then the ids as idsIn takes them). They find their rows by id: a
+// row still leased to its owner is pending (a delivered or failed one no
+// longer holds a lease: markDelivered, failOrders, the callbacks' record),
+// and a condition on state would let PostgreSQL read every pending row
+// through its partial indexes too (TestOrderUpdatesReadTheirRows).
+const (
+	releaseCallbackLeases = `UPDATE callbacks SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ? AND id`
+	releaseOrderLeases    = `UPDATE rails_orders SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ? AND id`
+)
+
+func (s *Store) releaseLeases(ctx context.Context, release, owner string, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	in, list, err := s.idsIn(ids)
+	if err != nil {
+		return err
+	}
+	return s.write1(ctx, release+in, owner, list)
 }

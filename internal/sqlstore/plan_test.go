@@ -506,6 +506,7 @@ func TestOrderUpdatesReadTheirRows(t *testing.T) {
 			}{
 				{"mark delivered", markDelivered + in, "bigint, text, text[]", "3000000, 't', '{o000001,o019999}'", []any{int64(3_000_000), "t", list}},
 				{"release", releaseOrders + in, "bigint, bigint, text, text[]", "3000000, 3000000, 't', '{o000001,o019999}'", []any{int64(3_000_000), int64(3_000_000), "t", list}},
+				{"release leases", releaseOrderLeases + in, "text, text[]", "'t', '{o000001,o019999}'", []any{"t", list}},
 			} {
 				q, args := c.q, c.args
 				if s.engine == Postgres {

@@ -2,7 +2,6 @@ package worker
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
@@ -166,11 +165,12 @@ func (d *Delivery) RunHanded(ctx context.Context) {
 // instead of after their leases run out. serve calls it once every loop of
 // d has ended: nothing is in flight then, and nothing is parked again.
 func (d *Delivery) ReleaseParked(ctx context.Context) error {
-	var err error
-	for _, l := range d.hosts.drain() {
-		err = errors.Join(err, d.Store.ReleaseCallback(ctx, l.c.ID, d.Owner))
+	parked := d.hosts.drain()
+	ids := make([]string, len(parked))
+	for i, l := range parked {
+		ids[i] = l.c.ID
 	}
-	return err
+	return d.Store.ReleaseCallbacks(ctx, d.Owner, ids...)
 }
 
 // attemptAll makes one attempt of each of cbs, leased to this instance

@@ -291,3 +291,53 @@ func TestHandedCallbacksReleasedAtStop(t *testing.T) {
 		}
 	})
 }
+
+// TestReleaseCallbacks: releasing gives up the leases of the callbacks
+// named, all in one call, and only those their owner holds.
+func TestReleaseCallbacks(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
+		clock := payd.NewFakeClock(storetest.Epoch)
+		s.HandCallbacks("a", 30*time.Second, clock)
+		for range 4 {
+			acceptedRTP(t, s, clock, "http://127.0.0.1:1/cb")
+		}
+		var ids []string
+		for _, h := range s.HandedCallbacks(ctx, 10) {
+			ids = append(ids, h.Item.ID)
+		}
+		if len(ids) != 4 {
+			t.Fatalf("%d callbacks handed, want 4", len(ids))
+		}
+		claim := func() int {
+			t.Helper()
+			got, err := s.ClaimCallbacks(ctx, "b", clock.Now(), 30*time.Second, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(got)
+		}
+		if err := s.ReleaseCallbacks(ctx, "c", ids...); err != nil {
+			t.Fatal(err)
+		}
+		if n := claim(); n != 0 {
+			t.Fatalf("b claimed %d callbacks after another owner's release, want 0", n)
+		}
+		if err := s.ReleaseCallbacks(ctx, "a", ids[:3]...); err != nil {
+			t.Fatal(err)
+		}
+		if n := claim(); n != 3 {
+			t.Fatalf("b claimed %d callbacks after a released 3, want 3", n)
+		}
+		// b's leases now: a releases nothing of them, nor of its fourth
+		// when named with none.
+		if err := s.ReleaseCallbacks(ctx, "a", ids[:3]...); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ReleaseCallbacks(ctx, "a"); err != nil {
+			t.Fatal(err)
+		}
+		if n := claim(); n != 0 {
+			t.Fatalf("b claimed %d callbacks it or a still held, want 0", n)
+		}
+	})
+}
