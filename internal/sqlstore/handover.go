@@ -308,11 +308,11 @@ func (s *Store) ReleaseCallbacks(ctx context.Context, owner string, ids ...strin
 }
 
 // The lease releases of ReleaseCallbacks and releaseOrderLeases (arguments:
-// owner, then the ids as idsIn takes them). They find their rows by id: a
-// row still leased to its owner is pending (a delivered or failed one no
-// longer holds a lease: markDelivered, failOrders, the callbacks' record),
-// and a condition on state would let PostgreSQL read every pending row
-// through its partial indexes too (TestOrderUpdatesReadTheirRows).
+// owner, then the ids as idsIn takes them). They find their rows by id and
+// name no state: a row still leased is pending (what marks an order
+// delivered, or records a callback's final attempt, clears its lease), and
+// a condition on state would let PostgreSQL read every pending row through
+// its partial indexes too (TestOrderUpdatesReadTheirRows).
 const (
 	releaseCallbackLeases = `UPDATE callbacks SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ? AND id`
 	releaseOrderLeases    = `UPDATE rails_orders SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ? AND id`
