@@ -235,3 +235,8 @@ func AfterSettlementSum(t interface{ Cleanup(func()) }, f func()) {
 	afterSettlementSum = f
 	t.Cleanup(func() { afterSettlementSum = nil })
 }
+
+// HandCallbacksUpTo is HandCallbacks with a queue of capacity callbacks.
+func (s *Store) HandCallbacksUpTo(owner string, lease time.Duration, clock payd.Clock, capacity int) {
+	s.handCallbacks = newHand[*payd.Callback](owner, lease, clock, capacity)
+}

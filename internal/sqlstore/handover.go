@@ -277,22 +277,22 @@ func (s *Store) callbackLease(c *payd.Callback) (owner string, until int64, ok b
 
 // handCallbacksOf hands committed callbacks written with callbackLease's
 // lease to this instance's loop (those without one wake the claims);
-// when the queue is full it gives the lease up.
+// when the queue is full it gives the leases up, together.
 func (s *Store) handCallbacksOf(ctx context.Context, cbs ...*payd.Callback) {
 	wake := false
+	var full []string // leased, but the queue had no room
 	for _, c := range cbs {
 		if c == nil {
 			continue
 		}
-		_, _, leased := s.callbackLease(c)
-		h := s.handCallbacks
-		if leased && h.give(c, h.until(c.CreatedAt)) {
-			continue
+		if _, _, leased := s.callbackLease(c); !leased {
+			wake = true
+		} else if h := s.handCallbacks; !h.give(c, h.until(c.CreatedAt)) {
+			full = append(full, c.ID)
 		}
-		if leased && s.ReleaseCallbacks(context.WithoutCancel(ctx), h.owner, c.ID) != nil {
-			continue // the lease runs out instead
-		}
-		wake = true
+	}
+	if len(full) > 0 && s.ReleaseCallbacks(context.WithoutCancel(ctx), s.handCallbacks.owner, full...) == nil {
+		wake = true // else their leases run out instead
 	}
 	if wake {
 		s.queuedCallbacks()
