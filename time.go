@@ -98,7 +98,7 @@ func ParseTime(s string) (time.Time, error) {
 		}
 	}
 	layout := "2006-01-02T15:04:05.999999999"
-	if strings.HasSuffix(s, "Z") || strings.IndexAny(s[19:], "+-") >= 0 {
+	if strings.HasSuffix(s, "Z") || strings.ContainsAny(s[19:], "+-") {
 		layout += "Z07:00"
 	}
 	t, err := time.Parse(layout, s)

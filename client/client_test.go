@@ -308,12 +308,12 @@ func TestRetriesAreSafe(t *testing.T) {
 
 		unavailable := func(w http.ResponseWriter, r *http.Request) bool {
 			w.Header().Set("Retry-After", "0")
-			http.Error(w, `{"ok":false,"errors":[{"errorCode":"90009","errorMessage":"Service unavailable."}]}`, 503)
+			http.Error(w, `{"ok":false,"errors":[{"errorCode":"90009","errorMessage":"Service unavailable."}]}`, http.StatusServiceUnavailable)
 			return true
 		}
 		limited := func(w http.ResponseWriter, r *http.Request) bool {
 			w.Header().Set("Retry-After", "1")
-			http.Error(w, `{"ok":false,"errors":[{"errorCode":"90005","errorMessage":"Too many requests."}]}`, 429)
+			http.Error(w, `{"ok":false,"errors":[{"errorCode":"90005","errorMessage":"Too many requests."}]}`, http.StatusTooManyRequests)
 			return true
 		}
 		// The request reaches payd, then the connection drops before the answer.
@@ -364,7 +364,10 @@ func TestRetriesAreSafe(t *testing.T) {
 		}
 		// The retry time is bounded.
 		c.MaxRetryTime = 300 * time.Millisecond
-		down := func(w http.ResponseWriter, r *http.Request) bool { http.Error(w, "down", 503); return true }
+		down := func(w http.ResponseWriter, r *http.Request) bool {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return true
+		}
 		for i := 0; i < 50; i++ {
 			f.push(down)
 		}

@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -94,7 +93,7 @@ func checkSegments(t *testing.T, s *Store) {
 			}
 		}
 	}
-	t.Log(fmt.Sprintf("%d pages equal to one sort's slices; %d RTPs expire lazily", pages, lazy))
+	t.Logf("%d pages equal to one sort's slices; %d RTPs expire lazily", pages, lazy)
 }
 
 func mustRTPs(t *testing.T, s *Store, f payd.RTPFilter, now time.Time) []*payd.RTP {
