@@ -2,9 +2,12 @@ package httpapi
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"math"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -72,7 +75,14 @@ func (s *Server) handleToken(c *call) error {
 	if len(o.errs) > 0 || clientID == "" || secret == "" {
 		return payd.E(payd.CodeMissingCredentials)
 	}
-	if err := s.limits.client.allow(clientID+" "+clientOf(c.r), c.now); err != nil {
+	// Every clientId payd issues is a GUID. Anything else is unknown
+	// (401, as the contract says of an unknown value) and is refused here,
+	// before it can become a limiter's key or a query: a body-sized
+	// clientId kept as a key would let anyone fill payd's memory.
+	if _, ok := payd.ParseID(clientID); !ok || len(secret) > maxSecretLen {
+		return payd.E(payd.CodeBadCredentials)
+	}
+	if err := s.limits.client.allow(limitKeyOf(clientID, addrKey(clientOf(c.r))), c.now); err != nil {
 		return err
 	}
 	m, err := s.store.MerchantByClientID(c.r.Context(), clientID)
@@ -80,7 +90,7 @@ func (s *Server) handleToken(c *call) error {
 		// Failures are counted per clientId across all addresses; past the
 		// budget a wrong secret is refused with 429, but a right one still
 		// gets its token, so nobody can lock a merchant out.
-		if err := s.limits.failed.allow(clientID, c.now); err != nil {
+		if err := s.limits.failed.allow(limitKeyOf(clientID), c.now); err != nil {
 			return err
 		}
 		return payd.E(payd.CodeBadCredentials)
@@ -118,7 +128,55 @@ func newTokenLimits(perClient, perAddr int) *tokenLimits {
 }
 
 // limitAddr is the per-address check, made before the body is read.
-func (s *Server) limitAddr(c *call) error { return s.limits.addr.allow(clientOf(c.r), c.now) }
+func (s *Server) limitAddr(c *call) error {
+	return s.limits.addr.allow(limitKeyOf(addrKey(clientOf(c.r))), c.now)
+}
+
+// maxSecretLen bounds a presented clientSecret: payd's are GUIDs (36
+// characters); a longer one cannot match and is not hashed.
+const maxSecretLen = 256
+
+// limitKey is a limiter's key: a hash of what it counts, so that a bucket
+// costs the same few bytes whatever the request carried.
+type limitKey [16]byte
+
+// limitKeyOf hashes parts (each length-prefixed, so no two lists collide).
+func limitKeyOf(parts ...string) limitKey {
+	h := sha256.New()
+	var n [8]byte
+	for _, p := range parts {
+		binary.BigEndian.PutUint64(n[:], uint64(len(p)))
+		h.Write(n[:])
+		h.Write([]byte(p))
+	}
+	var k limitKey
+	copy(k[:], h.Sum(nil))
+	return k
+}
+
+// addrKey is the unit an address is limited by: an IPv4 address, or an
+// IPv6 address's /64 (one customer's network; a single host may hold the
+// 2^64 addresses of its prefix).
+func addrKey(addr string) string {
+	a, err := netip.ParseAddr(addr)
+	if err != nil {
+		return addr
+	}
+	if a = a.Unmap(); a.Is4() {
+		return a.String()
+	}
+	p, _ := a.WithZone("").Prefix(64)
+	return p.String()
+}
+
+// maxBuckets bounds a limiter's buckets. Past it, the buckets that have
+// refilled are dropped and, if none has, an arbitrary one: the limiter then
+// forgets one key's count early rather than grow without bound.
+const maxBuckets = 1 << 16
+
+// sweepEvery is how often refilled buckets are dropped. A bucket refills
+// within a minute (its burst is a minute's allowance).
+const sweepEvery = time.Minute
 
 // keyedLimiter is a token bucket per key: perMinute requests a minute,
 // with a burst of the same size.
@@ -126,28 +184,43 @@ type keyedLimiter struct {
 	mu      sync.Mutex
 	per     rate.Limit
 	burst   int
-	buckets map[string]*rate.Limiter
+	max     int
+	buckets map[limitKey]*rate.Limiter
 	swept   time.Time
 }
 
 func newKeyedLimiter(perMinute int) *keyedLimiter {
-	return &keyedLimiter{per: rate.Limit(float64(perMinute) / 60), burst: perMinute, buckets: map[string]*rate.Limiter{}}
+	return &keyedLimiter{per: rate.Limit(float64(perMinute) / 60), burst: perMinute, max: maxBuckets, buckets: map[limitKey]*rate.Limiter{}}
 }
 
-func (k *keyedLimiter) allow(key string, now time.Time) error {
+// sweep drops the buckets that have refilled: a full bucket is
+// indistinguishable from a fresh one.
+func (k *keyedLimiter) sweep(now time.Time) {
+	for key, l := range k.buckets {
+		if l.TokensAt(now) >= float64(k.burst) {
+			delete(k.buckets, key)
+		}
+	}
+	k.swept = now
+}
+
+func (k *keyedLimiter) allow(key limitKey, now time.Time) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if now.Sub(k.swept) > 10*time.Minute {
-		// A full bucket is indistinguishable from a fresh one: drop them.
-		for key, l := range k.buckets {
-			if l.TokensAt(now) >= float64(k.burst) {
-				delete(k.buckets, key)
-			}
-		}
-		k.swept = now
+	if now.Sub(k.swept) >= sweepEvery {
+		k.sweep(now)
 	}
 	l := k.buckets[key]
 	if l == nil {
+		if len(k.buckets) >= k.max {
+			k.sweep(now)
+			for victim := range k.buckets {
+				if len(k.buckets) < k.max {
+					break
+				}
+				delete(k.buckets, victim)
+			}
+		}
 		l = rate.NewLimiter(k.per, k.burst)
 		k.buckets[key] = l
 	}
@@ -161,4 +234,11 @@ func (k *keyedLimiter) allow(key string, now time.Time) error {
 		return payd.E(payd.CodeRateLimited, "retryAfter", strconv.Itoa(secs))
 	}
 	return nil
+}
+
+// size is how many buckets the limiter holds.
+func (k *keyedLimiter) size() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return len(k.buckets)
 }

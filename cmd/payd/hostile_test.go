@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// rssOf reads a process's resident set size from /proc, in bytes.
+func rssOf(t *testing.T, pid int) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Skipf("no /proc here: %v", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmRSS")
+	return 0
+}
+
+// tokenFloodRSS is the bound on payd's resident memory after the flood of
+// TestTokenFloodKeepsNoMemory: the binary's working set (about 30 MiB on
+// SQLite) plus transient request buffers, which Go's collector returns
+// within GOMEMLIMIT's 128 MiB. Before clientIds were checked, the flood
+// held 2 MiB a request as limiter keys: about 800 MiB.
+const tokenFloodRSS = 160 << 20
+
+// TestTokenFloodKeepsNoMemory: 400 token requests, each with a distinct
+// clientId of nearly 1 MiB (the body limit), from one address whose rate
+// limit would let them all in, leave the real binary's RSS under
+// tokenFloodRSS.
+func TestTokenFloodKeepsNoMemory(t *testing.T) {
+	env := map[string]string{"PAYD_DATABASE_URL": "sqlite:" + filepath.Join(t.TempDir(), "flood.db"),
+		"PAYD_TOKEN_RATE_ADDR": "100000", "PAYD_TOKEN_RATE_CLIENT": "100000"}
+	p := startProc(t, env, freeAddr(t))
+	defer p.stop()
+	before := rssOf(t, p.cmd.Process.Pid)
+	pad := strings.Repeat("x", 1<<20-200)
+	hc := &http.Client{Timeout: 30 * time.Second}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	statuses := map[int]int{}
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < 400; i += 4 {
+				body := fmt.Sprintf(`{"clientId":"%d%s","clientSecret":"s"}`, i, pad)
+				res, err := hc.Post(p.base+"/v2/auth/token", "application/json", bytes.NewReader([]byte(body)))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				mu.Lock()
+				statuses[res.StatusCode]++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if statuses[401] != 400 {
+		t.Errorf("answers %v, want 400 × 401", statuses)
+	}
+	after := rssOf(t, p.cmd.Process.Pid)
+	t.Logf("RSS %d MiB before the flood, %d MiB after (bound %d MiB)", before>>20, after>>20, tokenFloodRSS>>20)
+	if after > tokenFloodRSS {
+		t.Errorf("RSS after 400 × 1 MiB clientIds is %d MiB, bound %d MiB", after>>20, tokenFloodRSS>>20)
+	}
+}
