@@ -24,6 +24,9 @@ type CardGateway interface {
 	StartCard(ctx context.Context, c *Checkout, in CardStart) (CardSession, error)
 	// CardStatus asks the acquirer what became of one of its payments.
 	CardStatus(ctx context.Context, sessionID string) (CardOutcome, error)
+	// Takes reports whether the acquirer accepts a payment of amount in
+	// currency: a checkout it cannot take is not offered cards.
+	Takes(amount Money, currency string) bool
 }
 
 // CardStart is what the acquirer needs of the payer and of payd's pages.
@@ -49,7 +52,48 @@ const (
 	CardApproved CardState = "approved" // charged
 	CardDeclined CardState = "declined" // refused: the checkout fails
 	CardTimedOut CardState = "timedout" // the payer never finished; the acquirer closed it (no charge)
+	// CardReturned: charged and already given back at the acquirer before
+	// payd recorded the charge. No payment: the money is the payer's again.
+	CardReturned CardState = "returned"
 )
+
+// CardSessionOutcome is how a card session was closed (its outcome
+// column): with a charge recorded (a payment, or a reversal of a charge no
+// checkout could take), or without one.
+type CardSessionOutcome string
+
+const (
+	SessionApproved  CardSessionOutcome = "approved"  // the payment was recorded
+	SessionReversed  CardSessionOutcome = "reversed"  // the charge is being given back (a reversal order)
+	SessionDeclined  CardSessionOutcome = "declined"  // refused; a failed payment was recorded
+	SessionTimedOut  CardSessionOutcome = "timedout"  // the acquirer closed it unpaid
+	SessionReturned  CardSessionOutcome = "returned"  // charged and given back at the acquirer before payd knew
+	SessionAbandoned CardSessionOutcome = "abandoned" // payd stopped asking
+)
+
+// Charged reports whether the session's outcome accounted for a charge.
+func (o CardSessionOutcome) Charged() bool { return o == SessionApproved || o == SessionReversed }
+
+// SessionTakes reports whether a card session closed with outcome (""
+// while it is open) still takes an acquirer's result: an open session
+// takes any; a closed one takes only an approval, and only when it was
+// closed without a charge (declined, timed out, returned, abandoned): money
+// the acquirer took is never left unrecorded, and a charge is recorded
+// once. A session that takes nothing more answers ErrDuplicate.
+func SessionTakes(outcome CardSessionOutcome, open bool, res CardResult) bool {
+	return open || res.Approved && !outcome.Charged()
+}
+
+// AlreadyRefunded settles a card refund (or reversal) that the acquirer
+// answers "already refunded": accepted when what the acquirer says it
+// refunded is the order's amount, otherwise (another amount, or none said)
+// a refund for a person to review, its amount kept reserved.
+func AlreadyRefunded(asked Money, refunded *Money) RefundStatus {
+	if refunded != nil && *refunded == asked {
+		return RefundAccepted
+	}
+	return RefundManual
+}
 
 // CardOutcome is what an acquirer says of one of its payments.
 type CardOutcome struct {
@@ -82,15 +126,17 @@ func NextCardPoll(start time.Time, polls int) (time.Time, bool) {
 
 // ApplyCardOutcome hands an acquirer's final word on a checkout's card
 // session to the ledger: approved or declined through CardPaid, timed out
-// by closing the session. A pending outcome changes nothing; an outcome
-// applied before is not an error.
+// or returned by closing the session. A pending outcome changes nothing;
+// an outcome applied before is not an error.
 func ApplyCardOutcome(ctx context.Context, l Ledger, checkoutID string, o CardOutcome, now time.Time) error {
 	var err error
 	switch o.State {
 	case CardApproved, CardDeclined:
 		_, _, err = l.CardPaid(ctx, checkoutID, o.Result, now)
 	case CardTimedOut:
-		err = l.CloseCardSession(ctx, o.Result.Reference, "timedout", now)
+		err = l.CloseCardSession(ctx, o.Result.Reference, SessionTimedOut, now)
+	case CardReturned:
+		err = l.CloseCardSession(ctx, o.Result.Reference, SessionReturned, now)
 	}
 	if errors.Is(err, ErrDuplicate) {
 		return nil

@@ -83,9 +83,10 @@ type Ledger interface {
 	// A hosted result (an acquirer's own page) applies once: its session
 	// closes with it, and a repeat is ErrDuplicate.
 	CardPaid(ctx context.Context, checkoutID string, res CardResult, now time.Time) (*Checkout, *Payment, error)
-	// CloseCardSession closes an acquirer's payment that ended unpaid
-	// (outcome "timedout") or that payd stopped asking about ("abandoned").
-	CloseCardSession(ctx context.Context, sessionID, outcome string, now time.Time) error
+	// CloseCardSession closes an acquirer's payment that ended with no
+	// charge to record (SessionTimedOut, SessionReturned) or that payd
+	// stopped asking about (SessionAbandoned).
+	CloseCardSession(ctx context.Context, sessionID string, outcome CardSessionOutcome, now time.Time) error
 	// RefundTaken records that the network took a refund's return of funds
 	// (Created → Requested).
 	RefundTaken(ctx context.Context, refundID string, now time.Time) error
@@ -149,6 +150,12 @@ type Rails interface {
 // the outbox asks it with one order at a time and holds the rest,
 // unattempted, until that one is taken (worker.Orders).
 var ErrRailsUnavailable = errors.New("the network's connector is unavailable")
+
+// ErrOrderRefused is what a Rails adapter's error wraps when the network
+// refused an order for good and nothing of payd's settles it (a card
+// reversal the acquirer will not make): the order is kept as failed, with
+// the network's answer, for a person, and never sent again.
+var ErrOrderRefused = errors.New("the network refused the order")
 
 // RailsRouter is a Rails that hands orders to more than one network:
 // Route names the network an order goes to, so that one network being
@@ -459,7 +466,10 @@ func ApplyCardResult(m *Merchant, c *Checkout, res CardResult, now time.Time) (p
 		// The payer chose card, went to the acquirer's page and paid there;
 		// a switch back to QR since then does not undo that.
 		payable = payable && c.Status == CheckoutMethodSelected
-		charged := res.Amount == nil || (*res.Amount == c.Amount && res.Currency == c.Currency)
+		// What the acquirer charged must be the checkout's amount: an
+		// approval whose amount it did not say (or said unreadably) is not
+		// taken on trust, and is given back.
+		charged := res.Amount != nil && *res.Amount == c.Amount && res.Currency == c.Currency
 		switch {
 		case res.Approved && (!payable || !charged):
 			return nil, CardReversalOrder(m, c, res, now), nil

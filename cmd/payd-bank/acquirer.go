@@ -47,6 +47,7 @@ type acquirer struct {
 	cbMode    string // "", "drop", "duplicate"
 	cbDelay   time.Duration
 	callbacks []sentCallback
+	calls     map[string]int // API calls by endpoint pattern, for tests that count what payd asks
 }
 
 // cardPayment is one payment at the acquirer.
@@ -85,7 +86,8 @@ type sentCallback struct {
 func newAcquirer(base, project, secret, signatureKey string) *acquirer {
 	return &acquirer{base: base, project: project, secret: secret, signatureKy: signatureKey, tokenLife: 300 * time.Second,
 		timeout: 10 * time.Minute, client: &http.Client{Timeout: 10 * time.Second},
-		tokens: map[string]time.Time{}, refreshes: map[string]time.Time{}, payments: map[string]*cardPayment{}}
+		tokens: map[string]time.Time{}, refreshes: map[string]time.Time{}, payments: map[string]*cardPayment{},
+		calls: map[string]int{}}
 }
 
 func (a *acquirer) routes(mux *http.ServeMux) {
@@ -99,6 +101,11 @@ func (a *acquirer) routes(mux *http.ServeMux) {
 	// Control.
 	mux.HandleFunc("GET /acquirer/payments", a.listPayments)
 	mux.HandleFunc("GET /acquirer/callbacks", a.listCallbacks)
+	mux.HandleFunc("GET /acquirer/calls", func(w http.ResponseWriter, r *http.Request) {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		writeJSON(w, 200, a.calls)
+	})
 	mux.HandleFunc("POST /acquirer/down", func(w http.ResponseWriter, r *http.Request) {
 		a.set(func() { a.down = true })
 		writeJSON(w, 200, map[string]any{"down": true})
@@ -125,6 +132,7 @@ func (a *acquirer) api(h func(r *http.Request) (any, *apiError), authed bool) ht
 	return func(w http.ResponseWriter, r *http.Request) {
 		a.mu.Lock()
 		down := a.down
+		a.calls[r.Pattern]++
 		a.mu.Unlock()
 		if down {
 			envelope(w, nil, &apiError{503, "10000", "Internal error encountered. Please try again or report if error persists"})

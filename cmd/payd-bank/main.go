@@ -99,6 +99,7 @@ The acquirer (maib e-Commerce API v1 and its card page):
                                     0119 never completes and times out)
   GET  /acquirer/payments           every payment, with its status and refund
   GET  /acquirer/callbacks          every final response posted, and its answer
+  GET  /acquirer/calls              how many API calls each endpoint had
   POST /acquirer/callbacks?mode=normal|drop|duplicate[&delay=2s]
                                     how final responses are posted
   POST /acquirer/payments/{payId}/callback[?forged=true]

@@ -656,3 +656,113 @@ func payAtAcquirerQuiet(hc *http.Client, payURL string) {
 		}
 	}
 }
+
+// acquirerCalls is how many calls payd-bank's acquirer API had, by endpoint.
+func (e *cardsEnv) acquirerCalls(t *testing.T) map[string]int {
+	t.Helper()
+	res, err := http.Get(e.bank.base + "/acquirer/calls")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	out := map[string]int{}
+	json.NewDecoder(res.Body).Decode(&out)
+	return out
+}
+
+// TestCardPagesAskTheAcquirerSparingly: the payer's pages, which anyone
+// may request, never become acquirer calls one for one. A checkout below
+// the acquirer's minimum offers no card; a hundred returns from the
+// acquirer's page ask it once; twenty starts while the acquirer is down
+// call /v1/pay once.
+func TestCardPagesAskTheAcquirerSparingly(t *testing.T) {
+	e := newCardsEnv(t, "sqlite:"+filepath.Join(t.TempDir(), "cards.db"))
+	cr := newMerchantCreds(t, e.env)
+	p := startProc(t, e.env, e.env["PAYD_ADDR"])
+	defer p.stop()
+	c := &client{http: &http.Client{Timeout: 10 * time.Second}, token: token(t, p.base, cr)}
+	newCheckout := func(amount float64) (id, pageURL string) {
+		t.Helper()
+		s, v := c.do("POST", p.base+"/v2/checkouts", map[string]any{"amount": amount, "currency": "MDL", "language": "en"})
+		if s != 200 {
+			t.Fatalf("checkout: %d %v", s, v)
+		}
+		return str(result(v), "checkoutId"), str(result(v), "checkoutUrl")
+	}
+
+	_, small := newCheckout(0.50)
+	hc := payerClient()
+	res, err := hc.Get(small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if strings.Contains(string(b), `id="method-card"`) {
+		t.Errorf("a checkout of 0.50 MDL, below the acquirer's minimum, offers cards")
+	}
+	if m := csrfRE.FindStringSubmatch(string(b)); m != nil {
+		res, err := hc.PostForm(small+"/method", url.Values{"csrf": {m[1]}, "method": {"Card"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusBadRequest {
+			t.Errorf("choosing Card for 0.50 MDL: %d, want 400", res.StatusCode)
+		}
+	}
+
+	_, pageURL := newCheckout(120.50)
+	if res := startCard(t, hc, pageURL); res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(res.Header.Get("Location"), e.bank.base) {
+		t.Fatalf("card start: %d %s", res.StatusCode, res.Header.Get("Location"))
+	}
+	before := e.acquirerCalls(t)["GET /v1/pay-info/{payId}"]
+	var wg sync.WaitGroup
+	for w := range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 10 {
+				res, err := payerClient().Get(pageURL + "/card/return")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				res.Body.Close()
+				if res.StatusCode != http.StatusSeeOther {
+					t.Errorf("worker %d: return answered %d", w, res.StatusCode)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	// One ask for the hundred; the poller may ask once more meanwhile.
+	if n := e.acquirerCalls(t)["GET /v1/pay-info/{payId}"] - before; n < 1 || n > 2 {
+		t.Errorf("100 returns made %d pay-info calls, want 1 (or 2 with the poller's)", n)
+	}
+
+	if _, err := http.Post(e.bank.base+"/acquirer/down", "", nil); err != nil {
+		t.Fatal(err)
+	}
+	_, downURL := newCheckout(99.00)
+	total := func() int {
+		n := 0
+		for _, k := range e.acquirerCalls(t) {
+			n += k
+		}
+		return n
+	}
+	before = total()
+	for i := range 20 {
+		res := startCard(t, payerClient(), downURL)
+		res.Body.Close()
+		if res.StatusCode != http.StatusServiceUnavailable {
+			t.Errorf("start %d with the acquirer down: %d, want 503", i, res.StatusCode)
+		}
+	}
+	// One start asks (its token, with the refresh token and then the
+	// project's credentials, or /v1/pay); the others are told at once.
+	if n := total() - before; n < 1 || n > 2 {
+		t.Errorf("20 starts with the acquirer down made %d acquirer calls, want 1 or 2 (one start's)", n)
+	}
+}

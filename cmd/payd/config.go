@@ -33,6 +33,7 @@ type config struct {
 	CallbackPerHost  int
 	TokenRateClient  int
 	TokenRateAddr    int
+	PageRateAddr     int
 	RefundDelay      time.Duration
 	MaxInFlight      int
 	QueueWait        time.Duration
@@ -128,6 +129,7 @@ var settings = []setting{
 	}},
 	{"token-rate-client", "PAYD_TOKEN_RATE_CLIENT", "20", "token requests per minute per clientId and source address", intSetting(func(c *config) *int { return &c.TokenRateClient })},
 	{"token-rate-addr", "PAYD_TOKEN_RATE_ADDR", "60", "token requests per minute per source address", intSetting(func(c *config) *int { return &c.TokenRateAddr })},
+	{"page-rate-addr", "PAYD_PAGE_RATE_ADDR", "600", "payer page requests per minute per source address (an IPv6 client's /64)", intSetting(func(c *config) *int { return &c.PageRateAddr })},
 	{"refund-delay", "PAYD_REFUND_DELAY", "1s", "sandbox refund processing time", durationSetting(func(c *config) *time.Duration { return &c.RefundDelay })},
 	{"max-in-flight", "PAYD_MAX_IN_FLIGHT", "64", "API requests served at once; more wait in a bounded queue", intSetting(func(c *config) *int { return &c.MaxInFlight })},
 	{"queue-wait", "PAYD_QUEUE_WAIT", "2s", "how long a request may wait for a slot before 503 90009 with Retry-After", durationSetting(func(c *config) *time.Duration { return &c.QueueWait })},

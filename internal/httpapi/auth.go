@@ -117,14 +117,16 @@ func (s *Server) handleToken(c *call) error {
 // bounds brute force.
 type tokenLimits struct {
 	client, addr, failed *keyedLimiter
+	pages                *keyedLimiter // the payer's pages, per source address (routes.go payerPages)
 }
 
 // FailedTokenAttempts is how many wrong secrets a clientId may receive a
 // minute, from all addresses together, before they answer 429.
 const FailedTokenAttempts = 100
 
-func newTokenLimits(perClient, perAddr int) *tokenLimits {
-	return &tokenLimits{client: newKeyedLimiter(perClient), addr: newKeyedLimiter(perAddr), failed: newKeyedLimiter(FailedTokenAttempts)}
+func newTokenLimits(perClient, perAddr, pagesPerAddr int) *tokenLimits {
+	return &tokenLimits{client: newKeyedLimiter(perClient), addr: newKeyedLimiter(perAddr), failed: newKeyedLimiter(FailedTokenAttempts),
+		pages: newKeyedLimiter(pagesPerAddr)}
 }
 
 // limitAddr is the per-address check, made before the body is read.

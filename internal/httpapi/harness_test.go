@@ -119,7 +119,7 @@ func forEachEngine(t *testing.T, cfg Config, f func(t *testing.T, e *env)) {
 
 func testConfig() Config {
 	// Tokens outlive the tests' clock jumps; TestAuthentication checks the default lifetime.
-	return Config{Sandbox: true, AllowHTTPURLs: true, TokenRateClient: 10000, TokenRateAddr: 10000, RefundDelay: time.Second,
+	return Config{Sandbox: true, AllowHTTPURLs: true, TokenRateClient: 10000, TokenRateAddr: 10000, PageRateAddr: 100000, RefundDelay: time.Second,
 		TokenTTL: 1000 * 24 * time.Hour}
 }
 

@@ -84,6 +84,7 @@ func (m *metrics) registerStore(store *sqlstore.Store, clock payd.Clock) {
 		return []float64{float64(n), age.Seconds()}, err
 	}, [2]string{"payd_rails_orders_pending", "Rails orders (pain.013, camt.055, pacs.004) the network has not taken yet."},
 		[2]string{"payd_rails_orders_oldest_seconds", "Age of the oldest rails order the network has not taken yet."})
+	add(count(store.FailedOrders), [2]string{"payd_rails_orders_failed", "Rails orders the network refused for good (a card reversal the acquirer would not make): each needs a person."})
 	// What does not reconcile, over the last week's booking dates: read
 	// when this process took a statement, else at most once a minute (it
 	// counts what no statement booked).

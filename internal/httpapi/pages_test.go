@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 	"net/http/cookiejar"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"strings"
@@ -242,6 +243,41 @@ func TestPayerPagePolish(t *testing.T) {
 			if status != 404 || !strings.HasPrefix(hdr.Get("Content-Type"), "text/html") || !strings.Contains(body, want) || !strings.Contains(body, "<style>") {
 				t.Errorf("GET %s: %d %s, want a styled page saying %q:\n%s", path, status, hdr.Get("Content-Type"), want, body)
 			}
+		}
+	})
+}
+
+// TestPayerPagesLimitedPerAddress: the payer's pages take at most
+// PageRateAddr requests a minute from one address (an IPv6 client's /64),
+// then answer 429 with Retry-After until the bucket refills; another
+// address is served meanwhile, and the API's own limits are apart.
+func TestPayerPagesLimitedPerAddress(t *testing.T) {
+	cfg := testConfig()
+	cfg.PageRateAddr = 5
+	cfg.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	forEachEngine(t, cfg, func(t *testing.T, e *env) {
+		id := e.createRTP(nil)
+		b := e.browser()
+		from := func(addr string) (int, http.Header) {
+			status, _, hdr := e.page(b, "GET", "/rtp/"+id, nil, map[string]string{"X-Forwarded-For": addr})
+			return status, hdr
+		}
+		for i := range 5 {
+			if s, _ := from("2001:db8:1:2::1"); s != 200 {
+				t.Fatalf("request %d: %d", i, s)
+			}
+		}
+		s, hdr := from("2001:db8:1:2::ffff") // the same /64
+		if s != 429 || hdr.Get("Retry-After") == "" {
+			t.Errorf("6th request from one /64: %d, Retry-After %q; want 429 with Retry-After", s, hdr.Get("Retry-After"))
+		}
+		if s, _ := from("2001:db8:1:3::1"); s != 200 {
+			t.Errorf("another /64: %d", s)
+		}
+		e.as("GET", "/v2/rtp/"+id, nil).wantOK()
+		e.clock.Advance(time.Minute)
+		if s, _ := from("2001:db8:1:2::1"); s != 200 {
+			t.Errorf("a minute later: %d", s)
 		}
 	})
 }

@@ -1,8 +1,12 @@
 package httpapi
 
 import (
+	"errors"
+	"io"
 	"net/http"
 	"strings"
+
+	"payd"
 )
 
 // routes registers every route, one line each, in the order of the contract.
@@ -81,6 +85,7 @@ func (s *Server) routes(pages, console http.Handler) {
 // pagesOr404 sends the API's and operations' unknown paths to the envelope
 // 404/405 and everything else to the hosted pages.
 func (s *Server) pagesOr404(pages http.Handler) http.Handler {
+	pages = s.payerPages(pages)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Paths match case-sensitively, so /V2/rtp is unknown: it gets the
 		// API's envelope too, not a page.
@@ -90,4 +95,40 @@ func (s *Server) pagesOr404(pages http.Handler) http.Handler {
 		}
 		pages.ServeHTTP(w, r)
 	})
+}
+
+// payerPages puts the payer's pages, which anyone may request without a
+// token, behind a limit per source address (PageRateAddr a minute; an
+// IPv6 client's /64) and the API's admission control: a page request can
+// load the database and, through a checkout's card, the acquirer, so no
+// address may send them without bound and a flood waits its turn with the
+// API's requests instead of crowding them out.
+func (s *Server) payerPages(pages http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		now := s.clock.Now()
+		if err := s.limits.pages.allow(limitKeyOf(addrKey(clientOf(r))), now); err != nil {
+			pageRefusal(w, http.StatusTooManyRequests, err)
+			return
+		}
+		if err := s.admit.enter(r.Context()); err != nil {
+			pageRefusal(w, http.StatusServiceUnavailable, err)
+			return
+		}
+		defer s.admit.leave()
+		pages.ServeHTTP(w, r)
+	})
+}
+
+// pageRefusal answers a page request refused by a limit, in plain text
+// with the limit's Retry-After.
+func pageRefusal(w http.ResponseWriter, status int, err error) {
+	retry := "1"
+	var pe *payd.Error
+	if errors.As(err, &pe) && pe.Args["retryAfter"] != "" {
+		retry = pe.Args["retryAfter"]
+	}
+	w.Header().Set("Retry-After", retry)
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(status)
+	io.WriteString(w, http.StatusText(status)+". Please try again in a moment.\n")
 }

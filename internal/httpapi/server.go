@@ -28,6 +28,7 @@ type Config struct {
 	AllowHTTPURLs   bool
 	TokenRateClient int // token requests per minute per clientId
 	TokenRateAddr   int // token requests per minute per source address
+	PageRateAddr    int // payer page requests per minute per source address (default 600)
 	RefundDelay     time.Duration
 	CheckoutLife    time.Duration // checkout expiresAt = createdAt + this
 	Currencies      []string      // accepted checkout currencies
@@ -67,6 +68,9 @@ func (c Config) Defaults() Config {
 	}
 	if c.TokenRateAddr == 0 {
 		c.TokenRateAddr = 60
+	}
+	if c.PageRateAddr == 0 {
+		c.PageRateAddr = 600
 	}
 	if c.RefundDelay == 0 {
 		c.RefundDelay = time.Second
@@ -124,7 +128,7 @@ func New(cfg Config, store *sqlstore.Store, clock payd.Clock, log *slog.Logger, 
 		h := sha256.Sum256([]byte(s.cfg.OperatorToken))
 		s.operatorHash, s.cfg.OperatorToken = h[:], ""
 	}
-	s.limits = newTokenLimits(s.cfg.TokenRateClient, s.cfg.TokenRateAddr)
+	s.limits = newTokenLimits(s.cfg.TokenRateClient, s.cfg.TokenRateAddr, s.cfg.PageRateAddr)
 	s.admit = newAdmission(s.cfg.MaxInFlight, s.cfg.QueueLength, s.cfg.QueueWait)
 	s.metrics.registerStore(store, clock)
 	// The console calls the API in process, past the access log and

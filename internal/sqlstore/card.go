@@ -20,6 +20,9 @@ type CardClaim struct {
 	ID   string // payd's id of the session
 	Mine bool   // the caller creates the acquirer's payment, then OpenCardSession or DropCardSession
 	URL  string // the acquirer's page, once the session is open
+	// RetryAt: the acquirer failed to create the payment a moment ago, and
+	// is not asked again before then (DropCardSession).
+	RetryAt time.Time
 }
 
 // ClaimCardSession returns the checkout's live card session: open (go to
@@ -33,18 +36,22 @@ func (s *Store) ClaimCardSession(ctx context.Context, checkoutID, merchantID str
 		for range 2 {
 			var id, state string
 			var url sql.NullString
-			var until sql.NullInt64
-			err := t.queryRow(ctx, "SELECT id, state, pay_url, lease_until FROM card_sessions WHERE checkout_id = ? AND state IN ('creating','open')"+
-				s.forUpdate(), checkoutID).Scan(&id, &state, &url, &until)
+			var until, retry sql.NullInt64
+			err := t.queryRow(ctx, "SELECT id, state, pay_url, lease_until, retry_at FROM card_sessions WHERE checkout_id = ? AND state IN ('creating','open')"+
+				s.forUpdate(), checkoutID).Scan(&id, &state, &url, &until, &retry)
 			switch {
 			case err == nil && state == "open":
 				out = CardClaim{ID: id, URL: url.String}
 				return nil
+			case err == nil && retry.Valid && retry.Int64 > ms(now):
+				out = CardClaim{ID: id, RetryAt: payd.UnixMilli(retry.Int64)}
+				return nil
 			case err == nil && until.Int64 > ms(now):
 				out = CardClaim{ID: id}
 				return nil
-			case err == nil: // the claim's holder went away
-				if _, err := t.exec(ctx, "UPDATE card_sessions SET lease_until = ? WHERE id = ? AND state = 'creating'", ms(now.Add(lease)), id); err != nil {
+			case err == nil: // the claim's holder went away, or its retry is due
+				if _, err := t.exec(ctx, "UPDATE card_sessions SET lease_until = ?, retry_at = NULL WHERE id = ? AND state = 'creating'",
+					ms(now.Add(lease)), id); err != nil {
 					return fmt.Errorf("take over card session: %w", err)
 				}
 				out = CardClaim{ID: id, Mine: true}
@@ -86,23 +93,33 @@ func (s *Store) OpenCardSession(ctx context.Context, id string, sess payd.CardSe
 	})
 }
 
-// DropCardSession forgets a claim whose acquirer payment could not be
-// created, so that the payer may try again.
-func (s *Store) DropCardSession(ctx context.Context, id string) error {
+// DropCardSession gives up a claim whose acquirer payment could not be
+// created: the payer may try again from retryAt, and until then every
+// request is answered without asking the acquirer (ClaimCardSession's
+// RetryAt), however many a page sends.
+func (s *Store) DropCardSession(ctx context.Context, id string, retryAt time.Time) error {
 	return s.inTx(ctx, func(t *tx) error {
-		_, err := t.exec(ctx, "DELETE FROM card_sessions WHERE id = ? AND state = 'creating'", id)
+		_, err := t.exec(ctx, "UPDATE card_sessions SET retry_at = ?, lease_until = ? WHERE id = ? AND state = 'creating'",
+			ms(retryAt), ms(retryAt), id)
 		return err
 	})
 }
 
-// OpenCardSessionOf is the acquirer's id of the checkout's open card
-// session, "" when none is open.
-func (s *Store) OpenCardSessionOf(ctx context.Context, checkoutID string) (string, error) {
+// CardSessionToAsk is the acquirer's id of the checkout's open session
+// when the payer's pages may ask the acquirer about it: at most once
+// every `every`, whatever the number of requests and instances (the ask
+// is recorded in the statement that grants it). "" when none is open or
+// it was asked within every.
+func (s *Store) CardSessionToAsk(ctx context.Context, checkoutID string, now time.Time, every time.Duration) (string, error) {
 	var id string
-	err := s.queryRow(ctx, "SELECT acquirer_id FROM card_sessions WHERE checkout_id = ? AND state = 'open'", checkoutID).Scan(&id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil
-	}
+	err := s.inTx(ctx, func(t *tx) error {
+		err := t.queryRow(ctx, `UPDATE card_sessions SET asked_at = ? WHERE checkout_id = ? AND state = 'open'
+			AND (asked_at IS NULL OR asked_at <= ?) RETURNING acquirer_id`, ms(now), checkoutID, ms(now.Add(-every))).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		return err
+	})
 	return id, err
 }
 
@@ -151,22 +168,24 @@ func (s *Store) CardSessionAsked(ctx context.Context, acquirerID string, polls i
 	})
 }
 
-// CloseCardSession closes an open session without a payment: the
-// acquirer closed it unpaid (timedout), or payd stopped asking (abandoned).
-func (s *Store) CloseCardSession(ctx context.Context, acquirerID, outcome string, now time.Time) error {
-	return s.inTx(ctx, func(t *tx) error { return t.closeCardSession(ctx, acquirerID, outcome, now) })
+// CloseCardSession closes an open session with no charge to record: the
+// acquirer closed it unpaid (timedout) or had already given the charge
+// back (returned), or payd stopped asking (abandoned). A session closed
+// before keeps its outcome, but an abandoned one takes the acquirer's
+// later word.
+func (s *Store) CloseCardSession(ctx context.Context, acquirerID string, outcome payd.CardSessionOutcome, now time.Time) error {
+	return s.inTx(ctx, func(t *tx) error {
+		_, err := t.exec(ctx, `UPDATE card_sessions SET state = 'closed', outcome = ?, closed_at = ?, next_poll_at = NULL
+			WHERE acquirer_id = ? AND (state = 'open' OR outcome = 'abandoned')`, string(outcome), ms(now), acquirerID)
+		return err
+	})
 }
 
-func (t *tx) closeCardSession(ctx context.Context, acquirerID, outcome string, now time.Time) error {
-	_, err := t.exec(ctx, `UPDATE card_sessions SET state = 'closed', outcome = ?, closed_at = ?, next_poll_at = NULL
-		WHERE acquirer_id = ? AND (state = 'open' OR outcome = 'abandoned')`, outcome, ms(now), acquirerID)
-	return err
-}
-
-// lockOpenCardSession locks the open session of the acquirer's payment id
-// for its outcome: ErrDuplicate when it was closed already (its outcome
-// applied), ErrNotFound when payd never opened it for checkoutID.
-func (t *tx) lockOpenCardSession(ctx context.Context, acquirerID, checkoutID string) error {
+// lockCardSession locks the session of the acquirer's payment id for res:
+// ErrDuplicate when the session takes it no more (payd.SessionTakes: its
+// outcome applied already), ErrNotFound when payd never opened it for
+// checkoutID.
+func (t *tx) lockCardSession(ctx context.Context, acquirerID, checkoutID string, res payd.CardResult) error {
 	var state, co string
 	var outcome sql.NullString
 	err := t.queryRow(ctx, "SELECT state, checkout_id, outcome FROM card_sessions WHERE acquirer_id = ?"+t.s.forUpdate(), acquirerID).
@@ -176,10 +195,16 @@ func (t *tx) lockOpenCardSession(ctx context.Context, acquirerID, checkoutID str
 		return payd.ErrNotFound
 	case err != nil:
 		return err
-	case state != "open" && outcome.String != "abandoned":
-		// An abandoned session's late outcome still applies: money the
-		// acquirer took is never left unrecorded.
+	case !payd.SessionTakes(payd.CardSessionOutcome(outcome.String), state == "open", res):
 		return payd.ErrDuplicate
 	}
 	return nil
+}
+
+// settleCardSession closes the session locked by lockCardSession with the
+// outcome of the result it took.
+func (t *tx) settleCardSession(ctx context.Context, acquirerID string, outcome payd.CardSessionOutcome, now time.Time) error {
+	_, err := t.exec(ctx, `UPDATE card_sessions SET state = 'closed', outcome = ?, closed_at = ?, next_poll_at = NULL WHERE acquirer_id = ?`,
+		string(outcome), ms(now), acquirerID)
+	return err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -205,6 +206,46 @@ func (s *Store) updateCheckout(ctx context.Context, merchantID, id string, f fun
 	return c, err
 }
 
+// updateCheckoutAndQR is updateCheckout for a transition that may change
+// the checkout's QR too (a card payment, a cancel). Locks are taken in one
+// order everywhere, a QR before its checkout, as a payer's credit of the
+// QR takes them (Credit): the checkout's QR is found and locked first. A
+// QR the checkout gained between that read and the checkout's lock (a
+// payer choosing MiaQr at that moment) is locked after; should a credit of
+// that brand-new QR meet it, PostgreSQL ends one of the two as a deadlock,
+// which is Unavailable: nothing is applied and its sender tries again.
+func (s *Store) updateCheckoutAndQR(ctx context.Context, merchantID, id string, f func(t *tx, c *payd.Checkout) error) (*payd.Checkout, error) {
+	var c *payd.Checkout
+	err := s.inTx(ctx, func(t *tx) error {
+		var qrID sql.NullString
+		switch err := t.queryRow(ctx, "SELECT qr_id FROM checkouts WHERE id = ?", id).Scan(&qrID); {
+		case errors.Is(err, sql.ErrNoRows):
+			return payd.ErrNotFound
+		case err != nil:
+			return err
+		}
+		if qrID.Valid {
+			var one int
+			if err := t.queryRow(ctx, "SELECT 1 FROM qrs WHERE id = ?"+t.s.forUpdate(), qrID.String).Scan(&one); err != nil {
+				return fmt.Errorf("lock checkout qr: %w", err)
+			}
+		}
+		var err error
+		if c, err = t.lockCheckout(ctx, id); err != nil {
+			return err
+		}
+		if merchantID != "" && c.MerchantID != merchantID {
+			return payd.ErrNotFound
+		}
+		from := c.Status
+		if err := f(t, c); err != nil {
+			return err
+		}
+		return t.saveCheckout(ctx, c, from)
+	})
+	return c, err
+}
+
 // OpenCheckout records that the payer opened the page.
 func (s *Store) OpenCheckout(ctx context.Context, id string, now time.Time) (*payd.Checkout, error) {
 	c, err := s.Checkout(ctx, "", id, now)
@@ -235,7 +276,7 @@ func (t *tx) cancelCheckoutQR(ctx context.Context, c *payd.Checkout, now time.Ti
 
 // CancelCheckout is the merchant's cancel; the checkout's QR is cancelled too.
 func (s *Store) CancelCheckout(ctx context.Context, merchantID, id string, now time.Time) (*payd.Checkout, error) {
-	c, err := s.updateCheckout(ctx, merchantID, id, func(t *tx, c *payd.Checkout) error {
+	c, err := s.updateCheckoutAndQR(ctx, merchantID, id, func(t *tx, c *payd.Checkout) error {
 		if err := c.Cancel(now); err != nil {
 			return err
 		}
@@ -246,15 +287,16 @@ func (s *Store) CancelCheckout(ctx context.Context, merchantID, id string, now t
 
 // SelectCheckoutMethod records the payer's method; the first MiaQr
 // selection creates the checkout's QR in the same transaction.
-// cards says whether a card acquirer is configured.
-func (s *Store) SelectCheckoutMethod(ctx context.Context, id, method string, cards bool, pageURL string, now time.Time) (*payd.Checkout, error) {
+// cards says whether a card acquirer is configured that takes the
+// checkout.
+func (s *Store) SelectCheckoutMethod(ctx context.Context, id, method string, cards func(*payd.Checkout) bool, pageURL string, now time.Time) (*payd.Checkout, error) {
 	c, err := s.updateCheckout(ctx, "", id, func(t *tx, c *payd.Checkout) error {
 		m, err := t.merchant(ctx, c.MerchantID)
 		if err != nil {
 			return err
 		}
 		c.Open(now)
-		needQR, err := c.SelectMethod(now, method, cards, m.Active)
+		needQR, err := c.SelectMethod(now, method, cards(c), m.Active)
 		if err != nil || !needQR {
 			return err
 		}

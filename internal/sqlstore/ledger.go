@@ -207,11 +207,11 @@ func (s *Store) CardPaid(ctx context.Context, id string, res payd.CardResult, no
 	var p *payd.Payment
 	var cb *payd.Callback
 	reversed := false
-	c, err := s.updateCheckout(ctx, "", id, func(t *tx, c *payd.Checkout) error {
+	c, err := s.updateCheckoutAndQR(ctx, "", id, func(t *tx, c *payd.Checkout) error {
 		cb, reversed = nil, false
 		if res.Hosted() {
 			// An acquirer's payment applies once: the outcome closes its session.
-			if err := t.lockOpenCardSession(ctx, res.Reference, c.ID); err != nil {
+			if err := t.lockCardSession(ctx, res.Reference, c.ID, res); err != nil {
 				return err
 			}
 		}
@@ -224,14 +224,14 @@ func (s *Store) CardPaid(ctx context.Context, id string, res payd.CardResult, no
 			return err
 		}
 		if res.Hosted() {
-			outcome := "declined"
+			outcome := payd.SessionDeclined
 			switch {
 			case reversal != nil:
-				outcome = "reversed"
+				outcome = payd.SessionReversed
 			case p != nil && !p.Failed:
-				outcome = "approved"
+				outcome = payd.SessionApproved
 			}
-			if err := t.closeCardSession(ctx, res.Reference, outcome, now); err != nil {
+			if err := t.settleCardSession(ctx, res.Reference, outcome, now); err != nil {
 				return err
 			}
 		}

@@ -201,6 +201,30 @@ func (s *Store) OrderFailed(ctx context.Context, o *payd.RailsOrder, owner, reas
 	})
 }
 
+// OrderRefused keeps an order the network refused for good as failed,
+// with its answer, never to be sent again (payd.ErrOrderRefused).
+func (s *Store) OrderRefused(ctx context.Context, o *payd.RailsOrder, owner, reason string, now time.Time) error {
+	return s.inTx(ctx, func(t *tx) error {
+		res, err := t.exec(ctx, `UPDATE rails_orders SET state = 'failed', attempts = attempts + 1, last_error = ?, delivered_at = ?,
+			lease_owner = NULL, lease_until = NULL WHERE id = ? AND lease_owner = ? AND state = 'pending'`,
+			reason, ms(now), o.ID, owner)
+		if err != nil {
+			return fmt.Errorf("order refused: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return payd.ErrConflict
+		}
+		return nil
+	})
+}
+
+// FailedOrders counts the rails orders the network refused for good.
+func (s *Store) FailedOrders(ctx context.Context) (int, error) {
+	var n int
+	err := s.queryRow(ctx, "SELECT COUNT(*) FROM rails_orders WHERE state = 'failed'").Scan(&n)
+	return n, err
+}
+
 // PendingOrders counts rails orders not yet taken by the network, and the
 // age of the oldest at now.
 func (s *Store) PendingOrders(ctx context.Context, now time.Time) (n int, oldest time.Duration, err error) {
@@ -256,7 +280,7 @@ func (o onceLedger) RejectRTP(ctx context.Context, merchantID, rtpID string, now
 func (o onceLedger) CardPaid(ctx context.Context, checkoutID string, res payd.CardResult, now time.Time) (*payd.Checkout, *payd.Payment, error) {
 	return o.s.CardPaid(o.ctx(ctx), checkoutID, res, now)
 }
-func (o onceLedger) CloseCardSession(ctx context.Context, sessionID, outcome string, now time.Time) error {
+func (o onceLedger) CloseCardSession(ctx context.Context, sessionID string, outcome payd.CardSessionOutcome, now time.Time) error {
 	return o.s.CloseCardSession(o.ctx(ctx), sessionID, outcome, now)
 }
 func (o onceLedger) RefundTaken(ctx context.Context, refundID string, now time.Time) error {

@@ -32,9 +32,13 @@ func Unavailable(err error) bool {
 	if errors.As(err, &pe) {
 		// 08: connection exception; 53: insufficient resources (too many
 		// connections, disk full); 57P01–57P03: the server is shutting
-		// down, crashed or starting up.
+		// down, crashed or starting up; 25006: a read-only transaction (a
+		// standby, or a primary being demoted); 40001 and 40P01: the
+		// transaction was rolled back (serialization, deadlock) and can be
+		// run again.
 		return strings.HasPrefix(pe.Code, "08") || strings.HasPrefix(pe.Code, "53") ||
-			pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
+			pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" ||
+			pe.Code == "25006" || pe.Code == "40001" || pe.Code == "40P01"
 	}
 	var ce *pgconn.ConnectError
 	var ne net.Error

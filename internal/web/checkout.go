@@ -31,8 +31,11 @@ type checkoutView struct {
 	Refresh     bool
 }
 
-// offersCard reports whether a card acquirer is configured.
-func (p *Pages) offersCard() bool { return p.cards != nil || p.gateway != nil }
+// offersCard reports whether a card acquirer is configured that takes
+// the checkout's amount (a production acquirer has a minimum).
+func (p *Pages) offersCard(c *payd.Checkout) bool {
+	return p.cards != nil || p.gateway != nil && p.gateway.Takes(c.Amount, c.Currency)
+}
 
 func (p *Pages) checkoutURL(id string) string { return p.cfg.PublicURL + "/checkout/" + id }
 
@@ -107,7 +110,7 @@ func (p *Pages) renderCheckout(w http.ResponseWriter, r *http.Request, status in
 	}
 	live := !c.Status.Terminal()
 	v := checkoutView{
-		C: c, Merchant: m.Name, Status: messages[lang]["checkout."+string(c.Status)], OffersQR: m.Active && c.OffersQR(), OffersCard: m.Active && p.offersCard(), CardPage: p.gateway != nil,
+		C: c, Merchant: m.Name, Status: messages[lang]["checkout."+string(c.Status)], OffersQR: m.Active && c.OffersQR(), OffersCard: m.Active && p.offersCard(c), CardPage: p.gateway != nil,
 		ShowQR: live && m.Active && c.Method == payd.MethodMiaQr, ShowCard: live && m.Active && c.Method == payd.MethodCard, Card: card,
 	}
 	if v.ShowCard && v.CardPage && r.URL.Query().Get("card") == "pending" {
@@ -136,7 +139,7 @@ func (p *Pages) checkoutMethod(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := p.checkoutTime(r.Context(), id)
-	c, err := p.store.SelectCheckoutMethod(r.Context(), id, r.PostForm.Get("method"), p.offersCard(), p.checkoutURL(id), now)
+	c, err := p.store.SelectCheckoutMethod(r.Context(), id, r.PostForm.Get("method"), p.offersCard, p.checkoutURL(id), now)
 	if err != nil {
 		p.checkoutError(w, r, id, err)
 		return
@@ -245,6 +248,12 @@ func (p *Pages) cardCheckout(w http.ResponseWriter, r *http.Request) (*payd.Chec
 // holds the checkout's card session before another may take it over.
 const cardClaimLease = 30 * time.Second
 
+// CardAskEvery is how often the payer's pages may ask the acquirer about
+// one card session, and how long a failed start keeps the acquirer from
+// being asked again: the acquirer's rate limit is shared by every
+// merchant, and a page must not turn each of its requests into a call.
+const CardAskEvery = 5 * time.Second
+
 // checkoutCardPage is POST /checkout/{id}/card with a production acquirer:
 // it creates the acquirer's payment for the checkout once (a reload or a
 // second click reuses it, or waits for the request creating it) and sends
@@ -265,6 +274,10 @@ func (p *Pages) checkoutCardPage(w http.ResponseWriter, r *http.Request) {
 	for wait := 0; ; wait++ {
 		if claim, err = p.store.ClaimCardSession(r.Context(), id, c.MerchantID, p.clock.Now(), cardClaimLease); err != nil {
 			unavailable(err)
+			return
+		}
+		if !claim.RetryAt.IsZero() {
+			unavailable(errors.New("the acquirer failed to create the payment a moment ago"))
 			return
 		}
 		if claim.URL != "" || claim.Mine {
@@ -290,7 +303,7 @@ func (p *Pages) checkoutCardPage(w http.ResponseWriter, r *http.Request) {
 		OkURL: back, FailURL: back, CallbackURL: p.cfg.CardCallbackURL,
 	})
 	if err != nil {
-		p.store.DropCardSession(context.WithoutCancel(r.Context()), claim.ID)
+		p.store.DropCardSession(context.WithoutCancel(r.Context()), claim.ID, p.clock.Now().Add(CardAskEvery))
 		unavailable(err)
 		return
 	}
@@ -304,8 +317,9 @@ func (p *Pages) checkoutCardPage(w http.ResponseWriter, r *http.Request) {
 
 // checkoutCardReturn is where the acquirer's page sends the payer back
 // (okUrl and failUrl alike). What the URL says is not trusted: payd asks
-// the acquirer about the checkout's open session, applies a final outcome
-// (as the callback would), and shows the checkout, which waits for the
+// the acquirer about the checkout's open session (at most once every
+// CardAskEvery, however many requests come), applies a final outcome (as
+// the callback would), and shows the checkout, which waits for the
 // outcome while there is none.
 func (p *Pages) checkoutCardReturn(w http.ResponseWriter, r *http.Request) {
 	id, ok := p.loadCheckout(w, r)
@@ -317,7 +331,16 @@ func (p *Pages) checkoutCardReturn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	pending := ""
-	if sid, err := p.store.OpenCardSessionOf(r.Context(), id); err == nil && sid != "" {
+	sid, err := p.store.CardSessionToAsk(r.Context(), id, p.clock.Now(), CardAskEvery)
+	if err != nil {
+		p.log.Info("card return: the session could not be read; the poller will ask", "checkout_id", id, "err", err)
+	}
+	if sid == "" && err == nil {
+		if c, err := p.store.Checkout(r.Context(), "", id, p.checkoutTime(r.Context(), id)); err == nil && c.Status == payd.CheckoutMethodSelected {
+			pending = "card=pending" // asked a moment ago, or being settled
+		}
+	}
+	if sid != "" {
 		o, err := p.gateway.CardStatus(r.Context(), sid)
 		switch {
 		case err != nil:

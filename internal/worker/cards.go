@@ -52,7 +52,7 @@ func (c *Cards) RunOnce(ctx context.Context) (int, error) {
 			}
 		case !keep:
 			c.Log.Warn("card session still pending at the end of its life: closed", "pay_id", d.AcquirerID, "checkout_id", d.CheckoutID)
-			err = c.Store.CloseCardSession(ctx, d.AcquirerID, "abandoned", now)
+			err = c.Store.CloseCardSession(ctx, d.AcquirerID, payd.SessionAbandoned, now)
 		default:
 			err = c.Store.CardSessionAsked(ctx, d.AcquirerID, d.Polls+1, next)
 		}

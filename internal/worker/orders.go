@@ -242,6 +242,17 @@ func (o *Orders) deliver(ctx context.Context, orders []*payd.RailsOrder) ([]*pay
 				mu.Lock()
 				attempted++
 				mu.Unlock()
+				if errors.Is(err, payd.ErrOrderRefused) {
+					// Refused for good: kept as failed for a person
+					// (payd_rails_orders_failed), never sent again. The
+					// object's later orders go on.
+					o.Log.Error("rails order refused by the network; it needs a person", "order_id", ord.ID, "kind", ord.Kind,
+						"object_id", ord.ObjectID, "err", err)
+					if err := o.Store.OrderRefused(rctx, ord, o.Owner, err.Error(), now); err != nil && !errors.Is(err, payd.ErrConflict) {
+						keep(err)
+					}
+					continue
+				}
 				if err != nil {
 					o.Log.Info("rails order not taken", "order_id", ord.ID, "kind", ord.Kind, "attempt", ord.Attempts+1, "err", err)
 					next := now.Add(orderDelay(ord.Attempts + 1))

@@ -1,10 +1,13 @@
 package worker
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -123,6 +126,73 @@ func TestOrdersTakenAtAStopAreMarked(t *testing.T) {
 		}
 		if n, _, err := s.PendingOrders(ctx, now.Add(time.Hour)); err != nil || n != 0 {
 			t.Errorf("%d orders the network took still pending after the stop (%v)", n, err)
+		}
+	})
+}
+
+// refusingRails refuses every order for good, as an acquirer that will
+// not make a reversal does.
+type refusingRails struct{ calls int }
+
+func (r *refusingRails) Deliver(context.Context, *payd.RailsOrder) (payd.Taken, error) {
+	r.calls++
+	return payd.Taken{}, fmt.Errorf("%w: acquirer answered 409 13117 Refund is not allowed", payd.ErrOrderRefused)
+}
+
+// TestRefusedOrderIsKeptFailed: a card reversal the acquirer refuses is
+// not marked delivered: it is kept failed with the answer (counted by
+// FailedOrders, the payd_rails_orders_failed gauge), logged as an error,
+// and never sent again.
+func TestRefusedOrderIsKeptFailed(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
+		s.SetRailsOrders(true)
+		now := storetest.Epoch
+		cr, err := s.CreateMerchant(ctx, sqlstore.MerchantOptions{Name: "Shop", IBAN: "MD24AG000225100013104168"}, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		amount := payd.Money(12050)
+		c := payd.NewCheckout(payd.CheckoutInput{Amount: &amount, Currency: "MDL", Language: "en"}, cr.MerchantID, time.Hour, now)
+		if err := s.CreateCheckout(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.SelectCheckoutMethod(ctx, c.ID, payd.MethodCard, func(*payd.Checkout) bool { return true }, "https://payd.example/checkout/"+c.ID, now); err != nil {
+			t.Fatal(err)
+		}
+		claim, err := s.ClaimCardSession(ctx, c.ID, cr.MerchantID, now, 30*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.OpenCardSession(ctx, claim.ID, payd.CardSession{ID: "acq-r", URL: "https://acquirer.example/pay/acq-r"}, now); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.CancelCheckout(ctx, cr.MerchantID, c.ID, now); err != nil {
+			t.Fatal(err)
+		}
+		if _, p, err := s.CardPaid(ctx, c.ID, payd.CardResult{Approved: true, Reference: "acq-r", Amount: &amount, Currency: "MDL"}, now); err != nil || p != nil {
+			t.Fatalf("approval of a cancelled checkout: %v %+v", err, p)
+		}
+		var logs bytes.Buffer
+		rails := &refusingRails{}
+		clock := payd.NewFakeClock(now)
+		o := &Orders{Store: s, Rails: rails, Clock: clock, Log: slog.New(slog.NewTextHandler(&logs, nil)), Owner: "t"}
+		for range 3 {
+			if _, err := o.RunOnce(ctx); err != nil {
+				t.Fatal(err)
+			}
+			clock.Advance(time.Minute)
+		}
+		if rails.calls != 1 {
+			t.Errorf("the refused reversal was sent %d times, want once", rails.calls)
+		}
+		if n, err := s.FailedOrders(ctx); err != nil || n != 1 {
+			t.Errorf("failed orders %d %v, want 1", n, err)
+		}
+		if n, _, err := s.PendingOrders(ctx, clock.Now()); err != nil || n != 0 {
+			t.Errorf("pending orders %d %v, want 0", n, err)
+		}
+		if !strings.Contains(logs.String(), "level=ERROR") || !strings.Contains(logs.String(), "13117") {
+			t.Errorf("no error log line with the acquirer's answer:\n%s", logs.String())
 		}
 	})
 }

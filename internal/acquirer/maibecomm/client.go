@@ -22,6 +22,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"payd"
 )
@@ -272,6 +273,16 @@ func (c *Client) StartCard(ctx context.Context, co *payd.Checkout, in payd.CardS
 	return payd.CardSession{ID: res.PayID, URL: res.PayURL}, nil
 }
 
+// MinAmount is the smallest payment the acquirer takes (its /v1/pay
+// refuses less: "Parameter amount must be in range 1…").
+const MinAmount payd.Money = 100
+
+// Takes reports whether the acquirer takes a payment of amount in
+// currency: at least MinAmount, in MDL, EUR or USD.
+func (c *Client) Takes(amount payd.Money, currency string) bool {
+	return amount >= MinAmount && (currency == "MDL" || currency == "EUR" || currency == "USD")
+}
+
 // payInfo is GET /v1/pay-info's result, the fields payd reads.
 type payInfo struct {
 	PayID      string      `json:"payId"`
@@ -284,6 +295,8 @@ type payInfo struct {
 	Amount     json.Number `json:"amount"`
 	Currency   string      `json:"currency"`
 	ClientName string      `json:"clientName"`
+	// RefundAmount is what the acquirer has refunded of the payment.
+	RefundAmount json.Number `json:"refundAmount"`
 }
 
 // CardStatus asks the acquirer about one of its payments (pay-info).
@@ -309,21 +322,21 @@ func (c *Client) checkoutOf(ctx context.Context, id string) (string, payd.CardOu
 	return pi.OrderID, o, err
 }
 
-// outcome reads pay-info as payd's view of the payment.
+// outcome reads pay-info as payd's view of the payment. An amount that
+// is missing or unreadable is left unknown (nil): the domain does not
+// take an approval of an unknown amount as the checkout's.
 func outcome(id string, pi payInfo) (payd.CardOutcome, error) {
 	res := payd.CardResult{Reference: id, RRN: pi.RRN, Mask: mask(pi.CardNumber), Holder: cut(pi.ClientName, payd.MaxPayerName),
-		Currency: pi.Currency}
-	if pi.Amount != "" {
-		m, err := payd.ParseMoney(pi.Amount.String())
-		if err != nil {
-			return payd.CardOutcome{}, fmt.Errorf("acquirer: amount %q: %w", pi.Amount, err)
-		}
-		res.Amount = &m
-	}
+		Currency: pi.Currency, Amount: money(pi.Amount)}
 	switch pi.Status {
-	case "OK", "REVERSED": // REVERSED: paid, and refunded since
+	case "OK":
 		res.Approved, res.ApprovalCode = true, pi.Approval
 		return payd.CardOutcome{State: payd.CardApproved, Result: res}, nil
+	case "REVERSED":
+		// Paid and refunded since. Seen first now, the charge is already
+		// back with the payer: nothing to record as paid. Seen after the
+		// approval, the session is closed and this changes nothing.
+		return payd.CardOutcome{State: payd.CardReturned, Result: res}, nil
 	case "FAILED", "DECLINED":
 		return payd.CardOutcome{State: payd.CardDeclined, Result: res}, nil
 	case "TIMEOUT":
@@ -359,14 +372,14 @@ func (c *Client) Deliver(ctx context.Context, o *payd.RailsOrder) (payd.Taken, e
 	err := c.authed(ctx, http.MethodPost, "/v1/refund", body, &res)
 	var ae *APIError
 	switch {
-	case err == nil && (res.Status == "OK" || res.Status == "REVERSED"):
-		return settled(o, payd.RefundAccepted), nil
+	case err == nil && res.Status == "OK":
+		return settled(o, payd.RefundAccepted, nil)
+	case err == nil && res.Status == "REVERSED", errors.As(err, &ae) && ae.Code == "13116": // already refunded
+		return c.alreadyRefunded(ctx, o)
 	case err == nil:
-		return settled(o, payd.RefundRejected), nil
-	case errors.As(err, &ae) && ae.Code == "13116": // Payment is already refunded
-		return settled(o, payd.RefundAccepted), nil
+		return settled(o, payd.RefundRejected, fmt.Errorf("acquirer answered status %q", res.Status))
 	case errors.As(err, &ae) && ae.Permanent():
-		return settled(o, payd.RefundRejected), nil
+		return settled(o, payd.RefundRejected, err)
 	case errors.Is(err, payd.ErrRailsUnavailable):
 		return payd.Taken{}, err
 	}
@@ -374,20 +387,55 @@ func (c *Client) Deliver(ctx context.Context, o *payd.RailsOrder) (payd.Taken, e
 	return payd.Taken{}, fmt.Errorf("%w (%w)", err, payd.ErrRailsUnavailable)
 }
 
-func settled(o *payd.RailsOrder, st payd.RefundStatus) payd.Taken {
-	if !o.Kind.RefundKind() {
-		return payd.Taken{}
+// alreadyRefunded settles an order the acquirer says it refunded before:
+// what it refunded (pay-info's refundAmount) is compared with the order's
+// amount (payd.AlreadyRefunded). An answer lost before is this order's
+// success; another amount is a refund for a person to review.
+func (c *Client) alreadyRefunded(ctx context.Context, o *payd.RailsOrder) (payd.Taken, error) {
+	var pi payInfo
+	if err := c.authed(ctx, http.MethodGet, "/v1/pay-info/"+o.Data.OriginalRef, nil, &pi); err != nil {
+		return payd.Taken{}, fmt.Errorf("acquirer: already refunded, and pay-info failed: %v (%w)", err, payd.ErrRailsUnavailable)
 	}
-	return payd.Taken{Refund: st}
+	st := payd.AlreadyRefunded(o.Data.Amount, money(pi.RefundAmount))
+	if st == payd.RefundAccepted {
+		return settled(o, st, nil)
+	}
+	return settled(o, st, fmt.Errorf("acquirer refunded %q of the payment, the order asked %s", pi.RefundAmount.String(), o.Data.Amount))
+}
+
+// settled is an order's outcome at the acquirer. A refund takes it as its
+// status; a reversal has none of its own: one the acquirer did not make
+// as asked is refused (payd.ErrOrderRefused), with why.
+func settled(o *payd.RailsOrder, st payd.RefundStatus, why error) (payd.Taken, error) {
+	if o.Kind.RefundKind() {
+		return payd.Taken{Refund: st}, nil
+	}
+	if st != payd.RefundAccepted {
+		return payd.Taken{}, fmt.Errorf("%w: %v", payd.ErrOrderRefused, why)
+	}
+	return payd.Taken{}, nil
+}
+
+// money reads an amount of the acquirer's; nil when missing or unreadable.
+func money(n json.Number) *payd.Money {
+	if n == "" {
+		return nil
+	}
+	m, err := payd.ParseMoney(n.String())
+	if err != nil {
+		return nil
+	}
+	return &m
 }
 
 // mask keeps a masked card number as the acquirer gives it, and masks
 // anything else that would hold more than its first six and last four
 // digits: a full number never reaches payd's database.
 func mask(n string) string {
+	// Any Unicode digit counts: a full-width "４１１１" is a card number too.
 	digits := 0
 	for _, r := range n {
-		if r >= '0' && r <= '9' {
+		if unicode.IsDigit(r) {
 			digits++
 		}
 	}
@@ -397,7 +445,7 @@ func mask(n string) string {
 	var b strings.Builder
 	seen := 0
 	for _, r := range n {
-		if r >= '0' && r <= '9' {
+		if unicode.IsDigit(r) {
 			seen++
 			if seen > 6 && seen <= digits-4 {
 				r = '*'

@@ -26,18 +26,25 @@ func TestDeliverOutcomes(t *testing.T) {
 		fmt.Fprint(w, body)
 	}
 	const tokenOK = `{"ok":true,"result":{"accessToken":"a","expiresIn":300,"refreshToken":"r","refreshExpiresIn":3000}}`
+	const already = `{"ok":false,"errors":[{"errorCode":"13116","errorMessage":"Payment is already refunded"}]}`
 	for _, c := range []struct {
 		name          string
 		token, refund int
 		refundBody    string
-		want          string // "accepted", "rejected" or "unavailable"
+		refunded      string // pay-info's refundAmount; "" for none
+		want          string // "accepted", "rejected", "manual" or "unavailable"
 	}{
-		{"refunded", 200, 200, `{"ok":true,"result":{"status":"OK"}}`, "accepted"},
-		{"already refunded", 200, 400, `{"ok":false,"errors":[{"errorCode":"13116","errorMessage":"Payment is already refunded"}]}`, "accepted"},
-		{"refused", 200, 400, `{"ok":false,"errors":[{"errorCode":"12001","errorMessage":"Invalid amount"}]}`, "rejected"},
-		{"acquirer down", 200, 503, `{"ok":false,"errors":[{"errorCode":"500","errorMessage":"Unavailable"}]}`, "unavailable"},
-		{"too many requests", 200, 429, `{"ok":false,"errors":[{"errorCode":"429","errorMessage":"Slow down"}]}`, "unavailable"},
-		{"no token", 400, 200, `{"ok":true,"result":{"status":"OK"}}`, "unavailable"},
+		{"refunded", 200, 200, `{"ok":true,"result":{"status":"OK"}}`, "", "accepted"},
+		// "Already refunded": what the acquirer refunded decides.
+		{"already refunded, this amount", 200, 400, already, "5.00", "accepted"},
+		{"already refunded, another amount", 200, 400, already, "3.00", "manual"},
+		{"already refunded, no amount said", 200, 400, already, "", "manual"},
+		{"reversed, this amount", 200, 200, `{"ok":true,"result":{"status":"REVERSED"}}`, "5.00", "accepted"},
+		{"reversed, another amount", 200, 200, `{"ok":true,"result":{"status":"REVERSED"}}`, "10.00", "manual"},
+		{"refused", 200, 400, `{"ok":false,"errors":[{"errorCode":"12001","errorMessage":"Invalid amount"}]}`, "", "rejected"},
+		{"acquirer down", 200, 503, `{"ok":false,"errors":[{"errorCode":"500","errorMessage":"Unavailable"}]}`, "", "unavailable"},
+		{"too many requests", 200, 429, `{"ok":false,"errors":[{"errorCode":"429","errorMessage":"Slow down"}]}`, "", "unavailable"},
+		{"no token", 400, 200, `{"ok":true,"result":{"status":"OK"}}`, "", "unavailable"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			refunds := 0
@@ -52,6 +59,12 @@ func TestDeliverOutcomes(t *testing.T) {
 				case "/v1/refund":
 					refunds++
 					answer(w, c.refund, c.refundBody)
+				case "/v1/pay-info/pay-1":
+					amount := ""
+					if c.refunded != "" {
+						amount = `,"refundAmount":` + c.refunded
+					}
+					answer(w, 200, `{"ok":true,"result":{"payId":"pay-1","status":"REVERSED","amount":10.00`+amount+`}}`)
 				default:
 					http.NotFound(w, r)
 				}
@@ -65,6 +78,8 @@ func TestDeliverOutcomes(t *testing.T) {
 				got = "accepted"
 			case err == nil && taken.Refund == payd.RefundRejected:
 				got = "rejected"
+			case err == nil && taken.Refund == payd.RefundManual:
+				got = "manual"
 			case err == nil || !errors.Is(err, payd.ErrRailsUnavailable):
 				got = fmt.Sprintf("%+v, %v", taken, err)
 			}
@@ -84,4 +99,45 @@ func TestDeliverOutcomes(t *testing.T) {
 			t.Errorf("%v, want the acquirer unavailable", err)
 		}
 	})
+}
+
+// TestDeliverReversal: a reversal of a charge no checkout took, which has
+// no refund to settle: made (or made before, for its amount) it is taken;
+// refused, it is payd.ErrOrderRefused with the acquirer's answer, never a
+// silent success.
+func TestDeliverReversal(t *testing.T) {
+	order := &payd.RailsOrder{ID: "o2", Kind: payd.OrderCardReverse, ObjectID: "co1",
+		Data: payd.OrderData{OriginalRef: "pay-2", Amount: 1000, OriginalTotal: 1000}}
+	for _, c := range []struct {
+		name, refund, refunded string
+		status                 int
+		refused                bool
+	}{
+		{"made", `{"ok":true,"result":{"status":"OK"}}`, "", 200, false},
+		{"made before", `{"ok":true,"result":{"status":"REVERSED"}}`, "10.00", 200, false},
+		{"made before for less", `{"ok":true,"result":{"status":"REVERSED"}}`, "4.00", 200, true},
+		{"refused", `{"ok":false,"errors":[{"errorCode":"13117","errorMessage":"Refund is not allowed for payment in DECLINED status"}]}`, "", 409, true},
+		{"failed", `{"ok":true,"result":{"status":"FAILED"}}`, "", 200, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				switch r.URL.Path {
+				case "/v1/generate-token":
+					fmt.Fprint(w, `{"ok":true,"result":{"accessToken":"a","expiresIn":300}}`)
+				case "/v1/refund":
+					w.WriteHeader(c.status)
+					fmt.Fprint(w, c.refund)
+				case "/v1/pay-info/pay-2":
+					fmt.Fprintf(w, `{"ok":true,"result":{"payId":"pay-2","status":"REVERSED","amount":10.00,"refundAmount":%s}}`, c.refunded)
+				}
+			}))
+			defer srv.Close()
+			cl := &Client{URL: srv.URL, ProjectID: "p", ProjectSecret: "s", Clock: payd.NewFakeClock(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))}
+			taken, err := cl.Deliver(context.Background(), order)
+			if c.refused != errors.Is(err, payd.ErrOrderRefused) || taken.Refund != "" || !c.refused && err != nil {
+				t.Errorf("%+v, %v; refused %v", taken, err, c.refused)
+			}
+		})
+	}
 }

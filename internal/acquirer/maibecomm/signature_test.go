@@ -81,7 +81,10 @@ func TestMaskNeverKeepsANumber(t *testing.T) {
 		"510218******1124":    "510218******1124",
 		"4111111111111111":    "411111******1111",
 		"4111 1111 1111 1111": "4111 11** **** 1111",
-		"":                    "",
+		// Full-width digits (U+FF10…) are digits too.
+		"４１１１１１１１１１１１１１１１": "４１１１１１******１１１１",
+		"4111１１１１11111111": "4111１１******1111",
+		"":                 "",
 	} {
 		if got := mask(in); got != want {
 			t.Errorf("mask(%q) = %q, want %q", in, got, want)
@@ -90,7 +93,7 @@ func TestMaskNeverKeepsANumber(t *testing.T) {
 }
 
 func TestOutcomeOfPayInfo(t *testing.T) {
-	for status, want := range map[string]payd.CardState{"OK": payd.CardApproved, "REVERSED": payd.CardApproved, "DECLINED": payd.CardDeclined,
+	for status, want := range map[string]payd.CardState{"OK": payd.CardApproved, "REVERSED": payd.CardReturned, "DECLINED": payd.CardDeclined,
 		"FAILED": payd.CardDeclined, "TIMEOUT": payd.CardTimedOut, "CREATED": payd.CardPending, "PENDING": payd.CardPending} {
 		o, err := outcome("p1", payInfo{PayID: "p1", Status: status, Amount: "12.50", Currency: "MDL", RRN: "331711380059", Approval: "327593"})
 		if err != nil || o.State != want || o.Result.Reference != "p1" || *o.Result.Amount != 1250 {
@@ -102,5 +105,27 @@ func TestOutcomeOfPayInfo(t *testing.T) {
 	}
 	if _, err := outcome("p1", payInfo{Status: "SOMETHING"}); err == nil {
 		t.Error("an unknown status was read")
+	}
+	// An amount missing or unreadable is unknown, never trusted nor an error
+	// that would leave the session unresolved.
+	for _, amount := range []string{"", "12,50", "abc", "12.505"} {
+		o, err := outcome("p1", payInfo{PayID: "p1", Status: "OK", Amount: json.Number(amount), Currency: "MDL"})
+		if err != nil || o.State != payd.CardApproved || o.Result.Amount != nil {
+			t.Errorf("amount %q: %+v %v, want approved with no amount", amount, o, err)
+		}
+	}
+}
+
+// TestTakes: the acquirer's minimum and currencies.
+func TestTakes(t *testing.T) {
+	c := &Client{}
+	for _, tc := range []struct {
+		amount   payd.Money
+		currency string
+		want     bool
+	}{{99, "MDL", false}, {100, "MDL", true}, {100000, "EUR", true}, {500, "USD", true}, {500, "RON", false}, {1, "MDL", false}} {
+		if got := c.Takes(tc.amount, tc.currency); got != tc.want {
+			t.Errorf("Takes(%s %s) = %v", tc.amount, tc.currency, got)
+		}
 	}
 }

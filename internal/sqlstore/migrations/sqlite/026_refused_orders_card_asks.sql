@@ -1,0 +1,34 @@
+-- A rails order the network refused for good (a card reversal the acquirer
+-- will not make) is kept as 'failed', with the answer in last_error, for a
+-- person; it is never sent again. SQLite cannot change a CHECK constraint:
+-- the table is rebuilt, its rows in the order they were written (rowid).
+CREATE TABLE rails_orders_new (
+    id              TEXT PRIMARY KEY,
+    kind            TEXT NOT NULL CHECK (kind IN ('rtp.send','rtp.cancel','refund.return','card.refund','card.reverse')),
+    merchant_id     TEXT NOT NULL REFERENCES merchants(id),
+    object_id       TEXT NOT NULL,
+    data            TEXT NOT NULL,
+    state           TEXT NOT NULL CHECK (state IN ('pending','delivered','failed')),
+    attempts        INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at INTEGER NOT NULL,
+    lease_owner     TEXT,
+    lease_until     INTEGER,
+    created_at      INTEGER NOT NULL,
+    delivered_at    INTEGER,
+    last_error      TEXT
+);
+INSERT INTO rails_orders_new SELECT id, kind, merchant_id, object_id, data, state, attempts, next_attempt_at,
+    lease_owner, lease_until, created_at, delivered_at, last_error FROM rails_orders ORDER BY rowid;
+DROP TABLE rails_orders;
+ALTER TABLE rails_orders_new RENAME TO rails_orders;
+CREATE INDEX rails_orders_due ON rails_orders (next_attempt_at) WHERE state = 'pending';
+CREATE INDEX rails_orders_object ON rails_orders (object_id);
+CREATE INDEX rails_orders_delivered ON rails_orders (delivered_at) WHERE state = 'delivered';
+CREATE INDEX rails_orders_object_seq ON rails_orders (object_id) WHERE state = 'pending';
+CREATE INDEX rails_orders_failed ON rails_orders (created_at) WHERE state = 'failed';
+
+-- A card session's acquirer is asked from the payer's pages at most once
+-- every few seconds (asked_at), and a start the acquirer refused is not
+-- tried again before retry_at.
+ALTER TABLE card_sessions ADD COLUMN asked_at INTEGER;
+ALTER TABLE card_sessions ADD COLUMN retry_at INTEGER;
