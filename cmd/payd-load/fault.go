@@ -117,7 +117,7 @@ func fillDisk(path string) (func() error, error) {
 	if free := fs.Bavail * uint64(fs.Bsize); free > 16<<30 {
 		return nil, fmt.Errorf("the filesystem of %s has %d GiB free: fill a small one instead (mount a tmpfs for the database, as bench/run.sh does)", path, free>>30)
 	}
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	db, err := sql.Open("sqlite", sqlstore.SQLiteDSN(path, "mode=ro"))
 	if err != nil {
 		return nil, err
 	}

@@ -107,12 +107,8 @@ func merchant(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
-	clock := payd.SystemClock{}
-	store, err := openStore(ctx, c, clock, stderr)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
+	// The arguments are checked before the database is opened: a mistyped
+	// command creates and migrates nothing.
 	switch sub {
 	case "create":
 		if name == "" || commission < 0 || commission > 10000 {
@@ -125,6 +121,19 @@ func merchant(ctx context.Context, args []string, getenv func(string) string, st
 		if iban == "" && !c.sandbox() {
 			return errors.New("merchant create needs --iban in production: a payer's credit is applied only when it reached the merchant's own account")
 		}
+	case "rotate-secret", "activate", "deactivate":
+		if fs.NArg() != 1 {
+			return fmt.Errorf("merchant %s needs one merchant id or client id", sub)
+		}
+	}
+	clock := payd.SystemClock{}
+	store, err := openStore(ctx, c, clock, stderr)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	switch sub {
+	case "create":
 		cr, err := store.CreateMerchant(ctx, sqlstore.MerchantOptions{Name: name, CommissionBP: commission, IBAN: iban, MCC: mcc}, clock.Now())
 		if err != nil {
 			return err
@@ -144,9 +153,6 @@ func merchant(ctx context.Context, args []string, getenv func(string) string, st
 		}
 		return printList(stdout, asJSON, out, []string{"MERCHANT", "NAME", "CLIENT ID", "ACTIVE", "COMMISSION BP", "IBAN", "CREATED"}, rows)
 	case "rotate-secret", "activate", "deactivate":
-		if fs.NArg() != 1 {
-			return fmt.Errorf("merchant %s needs one merchant id or client id", sub)
-		}
 		id := fs.Arg(0)
 		if sub == "rotate-secret" {
 			cr, err := store.RotateSecret(ctx, id, clock.Now())
@@ -205,6 +211,18 @@ func callbacks(ctx context.Context, args []string, getenv func(string) string, s
 	if err != nil {
 		return err
 	}
+	switch sub { // before the database is opened
+	case "list":
+		switch payd.CallbackState(state) {
+		case "", payd.CallbackPending, payd.CallbackDelivered, payd.CallbackFailed:
+		default:
+			return fmt.Errorf("--state must be pending, delivered or failed")
+		}
+	case "resend":
+		if fs.NArg() != 1 {
+			return errors.New("callbacks resend needs one callback id")
+		}
+	}
 	clock := payd.SystemClock{}
 	store, err := openStore(ctx, c, clock, stderr)
 	if err != nil {
@@ -213,11 +231,6 @@ func callbacks(ctx context.Context, args []string, getenv func(string) string, s
 	defer store.Close()
 	switch sub {
 	case "list":
-		switch payd.CallbackState(state) {
-		case "", payd.CallbackPending, payd.CallbackDelivered, payd.CallbackFailed:
-		default:
-			return fmt.Errorf("--state must be pending, delivered or failed")
-		}
 		cbs, err := store.Callbacks(ctx, payd.CallbackState(state), limit)
 		if err != nil {
 			return err
@@ -239,9 +252,6 @@ func callbacks(ctx context.Context, args []string, getenv func(string) string, s
 		}
 		return printList(stdout, asJSON, out, []string{"CALLBACK", "EVENT", "SUBJECT", "STATE", "ATTEMPTS", "LAST STATUS", "CREATED"}, rows)
 	case "resend":
-		if fs.NArg() != 1 {
-			return errors.New("callbacks resend needs one callback id")
-		}
 		err := store.ResendCallback(ctx, fs.Arg(0), clock.Now())
 		switch {
 		case errors.Is(err, payd.ErrNotFound):

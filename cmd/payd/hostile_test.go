@@ -82,3 +82,23 @@ func TestTokenFloodKeepsNoMemory(t *testing.T) {
 		t.Errorf("RSS after 400 × 1 MiB clientIds is %d MiB, bound %d MiB", after>>20, tokenFloodRSS>>20)
 	}
 }
+
+// TestCommandsCheckArgumentsFirst: a command missing its argument, or
+// given a wrong one, says so and creates no database.
+func TestCommandsCheckArgumentsFirst(t *testing.T) {
+	for _, args := range [][]string{
+		{"callbacks", "resend"}, {"callbacks", "resend", "a", "b"}, {"callbacks", "list", "--state", "lost"},
+		{"merchant", "rotate-secret"}, {"merchant", "activate"}, {"merchant", "deactivate"}, {"merchant", "create"},
+		{"merchant", "create", "--name", "x", "--iban", "NOPE"}, {"reconcile", "import"}, {"reconcile", "report"}, {"backup"},
+	} {
+		dir := t.TempDir()
+		db := filepath.Join(dir, "payd.db")
+		out, code := runAll(map[string]string{"PAYD_DATABASE_URL": "sqlite:" + db}, args...)
+		if code == 0 {
+			t.Errorf("payd %v succeeded: %s", args, out)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Errorf("payd %v left %d files in its directory (%s): %s", args, len(entries), entries[0].Name(), out)
+		}
+	}
+}

@@ -65,7 +65,7 @@ func testAuthCacheAcrossInstances(t *testing.T, a *sqlstore.Store, u string) {
 	driver, dsn := "pgx", u
 	off, on := []string{"ALTER TABLE tokens DISABLE TRIGGER tokens_auth_changed"}, []string{"ALTER TABLE tokens ENABLE TRIGGER tokens_auth_changed"}
 	if a.Engine() == sqlstore.SQLite {
-		driver, dsn = "sqlite", "file:"+strings.TrimPrefix(u, "sqlite:")+"?_pragma=busy_timeout(10000)"
+		driver, dsn = "sqlite", sqlstore.SQLiteDSN(strings.TrimPrefix(u, "sqlite:"), "_pragma=busy_timeout(10000)")
 		off = []string{"DROP TRIGGER tokens_auth_deleted"}
 		on = []string{"CREATE TRIGGER tokens_auth_deleted AFTER DELETE ON tokens BEGIN UPDATE auth_version SET v = v + 1; END"}
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"payd/internal/sqlstore"
 	"payd/internal/sqlstore/storetest"
 )
 
@@ -17,7 +18,7 @@ func TestWALCheckpointedOffTheWriter(t *testing.T) {
 	m, _ := newMerchant(t, s, 0)
 	r := newRTP(t, s, m, "37369112221", storetest.Epoch)
 	// The database file alone, without the log: what checkpoints copied.
-	file, err := sql.Open("sqlite", "file:"+strings.TrimPrefix(u, "sqlite:")+"?immutable=1")
+	file, err := sql.Open("sqlite", sqlstore.SQLiteDSN(strings.TrimPrefix(u, "sqlite:"), "immutable=1"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -137,7 +137,7 @@ func Open(url string) (*Store, error) {
 	pragmas := "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)&_pragma=temp_store(MEMORY)"
 	rtpc := newRTPCache()
 	follow, unfollow := followWrites(rtpc)
-	w, err := sql.Open("sqlite", "file:"+path+"?"+pragmas+"&_pragma=wal_autocheckpoint("+strconv.Itoa(walBackstop)+")&_txlock=immediate&"+follow)
+	w, err := sql.Open("sqlite", SQLiteDSN(path, pragmas+"&_pragma=wal_autocheckpoint("+strconv.Itoa(walBackstop)+")&_txlock=immediate&"+follow))
 	if err != nil {
 		unfollow()
 		return nil, fmt.Errorf("open sqlite: %w", err)
@@ -145,7 +145,7 @@ func Open(url string) (*Store, error) {
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
-	r, err := sql.Open("sqlite", "file:"+path+"?"+pragmas+"&_pragma=query_only(1)")
+	r, err := sql.Open("sqlite", SQLiteDSN(path, pragmas+"&_pragma=query_only(1)"))
 	if err != nil {
 		w.Close()
 		unfollow()
@@ -153,7 +153,7 @@ func Open(url string) (*Store, error) {
 	}
 	r.SetMaxOpenConns(8)
 	r.SetMaxIdleConns(8)
-	ck, err := sql.Open("sqlite", "file:"+path+"?"+pragmas)
+	ck, err := sql.Open("sqlite", SQLiteDSN(path, pragmas))
 	if err != nil {
 		w.Close()
 		r.Close()
@@ -473,6 +473,18 @@ func notFound(err error) error {
 		return payd.ErrNotFound
 	}
 	return err
+}
+
+// SQLiteDSN is the driver's name for the SQLite file at path with the
+// query params: a URI filename, so the path's '%', '#' and '?' are
+// escaped (unescaped, "pay#d.db" opened "pay", a file elsewhere, created
+// with the default mode).
+func SQLiteDSN(path, params string) string {
+	esc := strings.NewReplacer("%", "%25", "#", "%23", "?", "%3F").Replace(path)
+	if params == "" {
+		return "file:" + esc
+	}
+	return "file:" + esc + "?" + params
 }
 
 // SQLitePath is the file of a SQLite database URL; false for PostgreSQL.

@@ -200,7 +200,7 @@ func holdsSealedValues(path string) (bool, error) {
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(10000)")
+	db, err := sql.Open("sqlite", SQLiteDSN(path, "mode=ro&_pragma=busy_timeout(10000)"))
 	if err != nil {
 		return false, err
 	}

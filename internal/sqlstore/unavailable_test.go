@@ -4,7 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,13 +24,13 @@ func TestUnavailableClassifiesRealErrors(t *testing.T) {
 	defer cancel()
 	_, u := storetest.SQLite(t)
 	path, _ := sqlstore.SQLitePath(u)
-	ro, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	ro, err := sql.Open("sqlite", sqlstore.SQLiteDSN(path, "mode=ro"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ro.Close()
 	_, readonly := ro.ExecContext(ctx, "INSERT INTO counters (name, value) VALUES ('x', 1)")
-	rw, _ := sql.Open("sqlite", "file:"+path)
+	rw, _ := sql.Open("sqlite", sqlstore.SQLiteDSN(path, ""))
 	defer rw.Close()
 	_, constraint := rw.ExecContext(ctx, "INSERT INTO merchants (id) VALUES (NULL)")
 	_, syntax := rw.ExecContext(ctx, "SELEC 1")
@@ -56,6 +58,40 @@ func TestUnavailableClassifiesRealErrors(t *testing.T) {
 		}
 		if got := sqlstore.Unavailable(c.err); got != c.want {
 			t.Errorf("%s (%v): unavailable = %v, want %v", name, c.err, got, c.want)
+		}
+	}
+}
+
+// TestSQLitePathIsTheFile: a SQLite path holding '#', '%' or spaces opens
+// exactly that file, made readable by its owner only, and nothing
+// elsewhere (a '#' once cut the path: "pay#d.db" opened "pay").
+func TestSQLitePathIsTheFile(t *testing.T) {
+	for _, name := range []string{"pay#d.db", "pay%23d.db", "a b#c%d.db"} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, name)
+		s, err := sqlstore.Open("sqlite:" + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Migrate(context.Background(), time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		st, err := os.Stat(path)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if st.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v, want 0600", name, st.Mode().Perm())
+		}
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if !strings.HasPrefix(e.Name(), name) {
+				t.Errorf("%s: another file %q beside it", name, e.Name())
+			}
+		}
+		if _, err := os.Stat(filepath.Join(dir, "pay")); err == nil {
+			t.Errorf("%s: a file named pay was made", name)
 		}
 	}
 }
