@@ -2,7 +2,6 @@ package console
 
 import (
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"payd"
+	"payd/internal/export"
 	"payd/internal/sqlstore"
 )
 
@@ -38,10 +38,10 @@ func (c *Console) exportPage(w http.ResponseWriter, r *http.Request, s *session)
 }
 
 // csvHeaders starts a CSV download.
-func csvHeaders(w http.ResponseWriter, name string) *csv.Writer {
+func csvHeaders(w http.ResponseWriter, name string) *export.CSV {
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
-	return csv.NewWriter(w)
+	return export.NewCSV(w)
 }
 
 // orderedRecord reads a JSON object's keys in their order and its values

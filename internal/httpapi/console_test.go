@@ -182,3 +182,38 @@ func TestConsoleSessions(t *testing.T) {
 		}
 	})
 }
+
+// TestConsoleExportsNeutraliseFormulas: text from outside (a description,
+// an orderId, a refund reason) that a spreadsheet would run as a formula
+// is written as text in every CSV download; amounts stay numbers.
+func TestConsoleExportsNeutraliseFormulas(t *testing.T) {
+	forEachEngine(t, testConfig(), func(t *testing.T, e *env) {
+		id := e.createRTP(map[string]any{"orderId": "+1+2"})
+		pay := e.as("POST", "/v2/rtp/"+id+"/test-accept", map[string]any{"amount": 50.5, "currency": "MDL"}).wantOK().str("result.payId")
+		e.as("POST", "/v2/payments/"+pay+"/refund", map[string]any{"reason": "@SUM(1)"}).wantOK()
+		c := e.browser()
+		if st, _, _ := e.consoleSignIn(c, e.creds.ClientID, e.creds.ClientSecret); st != http.StatusSeeOther {
+			t.Fatalf("sign in: %d", st)
+		}
+		for _, path := range []string{"/console/export/payments.csv", "/console/export/refunds.csv"} {
+			st, body, _ := e.page(c, "GET", path, nil, nil)
+			if st != 200 {
+				t.Fatalf("%s: %d", path, st)
+			}
+			for _, line := range strings.Split(body, "\n") {
+				for _, cell := range strings.Split(line, ",") {
+					cell = strings.TrimPrefix(cell, `"`)
+					if cell != "" && strings.ContainsRune("=+@\t\r", rune(cell[0])) {
+						t.Errorf("%s: a cell a spreadsheet would run: %q", path, cell)
+					}
+				}
+			}
+			if path == "/console/export/payments.csv" && (!strings.Contains(body, ",'+1+2,") || !strings.Contains(body, ",50.50,")) {
+				t.Errorf("%s: the orderId is not kept as text, or the amount changed:\n%s", path, body)
+			}
+			if path == "/console/export/refunds.csv" && (!strings.Contains(body, "'@SUM(1)") || !strings.Contains(body, ",50.50,")) {
+				t.Errorf("%s: the reason or the amount:\n%s", path, body)
+			}
+		}
+	})
+}
