@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -155,4 +156,33 @@ func (w *countingWriter) Write(b []byte) (int, error) {
 	w.WriteHeader(200)
 	w.n += int64(len(b))
 	return len(b), nil
+}
+
+// TestUnknownListFiltersRefused: a parameter a list does not have is a
+// filter payd would otherwise ignore, answering every record as if it
+// matched (qrId on /v2/payments): it is refused with the area's invalid
+// parameter code, naming it; the list's own parameters pass.
+func TestUnknownListFiltersRefused(t *testing.T) {
+	forEachEngine(t, testConfig(), func(t *testing.T, e *env) {
+		for path, code := range map[string]string{
+			"/v2/payments?qrId=019ca8d7-2d00-7905-9513-65be639a6d6f": payd.CodeInvalidParameter,
+			"/v2/rtp?count=10&offset=0&statuss=Pending":              payd.CodeInvalidParameter,
+			"/v2/instant/qr?count=10&offset=0&foo=1":                 payd.CodeInvalidParameter,
+			"/v2/instant/payments?count=10&offset=0&rtpId=x":         payd.CodeInvalidParameter,
+			"/v2/checkouts?orderID=42":                               payd.CodeCheckoutFormat,
+			"/v2/callbacks?evnt=rtp.accepted":                        payd.CodeInvalidParameter,
+		} {
+			r := e.as("GET", path, nil).wantError(400, code)
+			name := path[strings.LastIndex(path, "&")+1:]
+			name = name[strings.LastIndex(name, "?")+1:]
+			name = name[:strings.Index(name, "=")]
+			if got := paramsOf(r); len(got) != 1 || got[0] != name {
+				t.Errorf("GET %s: parameters %v, want [%s]", path, got, name)
+			}
+		}
+		for _, path := range []string{"/v2/payments?count=5&offset=0&sortBy=executedAt&order=desc", "/v2/rtp?count=10&offset=0&status=Pending",
+			"/v2/checkouts?count=5&offset=0&orderId=42", "/v2/instant/qr?count=10&offset=0", "/v2/callbacks"} {
+			e.as("GET", path, nil).wantOK()
+		}
+	})
 }

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -15,11 +16,13 @@ type query struct {
 	v    url.Values
 	a    area
 	errs payd.Errors
+	read map[string]bool // the parameters the list looked at
 }
 
-func newQuery(c *call) *query { return &query{v: c.r.URL.Query(), a: c.a} }
+func newQuery(c *call) *query { return &query{v: c.r.URL.Query(), a: c.a, read: map[string]bool{}} }
 
 func (q *query) str(name string) string {
+	q.read[name] = true
 	vs := q.v[name]
 	if len(vs) == 0 {
 		return ""
@@ -126,7 +129,23 @@ func (q *query) sorting(fields []string, def string, bad func(string) *payd.Erro
 	return sortBy, desc
 }
 
-func (q *query) err() error { return q.errs.Err() }
+// err is every problem of the query. A parameter the list never looked at
+// is one too: a filter the list does not have (qrId on /v2/payments, a
+// misspelt name) would otherwise be ignored and the list would answer
+// every record as if it matched.
+func (q *query) err() error {
+	var unknown []string
+	for name := range q.v {
+		if !q.read[name] {
+			unknown = append(unknown, name)
+		}
+	}
+	sort.Strings(unknown)
+	for _, name := range unknown {
+		q.bad(name, "is not a filter of this list")
+	}
+	return q.errs.Err()
+}
 
 // pagingParam is the 12000 error for a bad count or offset.
 func pagingParam(name string) *payd.Error {
