@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/oasdiff/yaml"
 )
 
 // rssOf reads a process's resident set size from /proc, in bytes.
@@ -100,5 +103,61 @@ func TestCommandsCheckArgumentsFirst(t *testing.T) {
 		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 			t.Errorf("payd %v left %d files in its directory (%s): %s", args, len(entries), entries[0].Name(), out)
 		}
+	}
+}
+
+// TestComposeKeepsCallbacksOffTheBank: in the demo compose, payd's
+// callbacks may reach only the merchants' network: no range of
+// PAYD_CALLBACK_ALLOW holds a network of payd-bank (whose control API pays
+// and steers) or of the database.
+func TestComposeKeepsCallbacksOffTheBank(t *testing.T) {
+	raw, err := os.ReadFile("../../deploy/compose.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Networks map[string]struct {
+			IPAM struct {
+				Config []struct {
+					Subnet string `json:"subnet"`
+				} `json:"config"`
+			} `json:"ipam"`
+		} `json:"networks"`
+		Services map[string]struct {
+			Networks    []string          `json:"networks"`
+			Environment map[string]string `json:"environment"`
+		} `json:"services"`
+	}
+	if _, err := yaml.Unmarshal(raw, &doc, yaml.DecodeOpts{}); err != nil {
+		t.Fatal(err)
+	}
+	var allowed []netip.Prefix
+	for _, s := range strings.Split(doc.Services["payd"].Environment["PAYD_CALLBACK_ALLOW"], ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			allowed = append(allowed, netip.MustParsePrefix(s))
+		}
+	}
+	for _, svc := range []string{"bank", "db"} {
+		nets := doc.Services[svc].Networks
+		if len(nets) == 0 {
+			t.Errorf("%s is on the default network, which payd's callbacks can reach", svc)
+		}
+		for _, n := range nets {
+			subnets := doc.Networks[n].IPAM.Config
+			if len(subnets) == 0 && n != "data" {
+				t.Errorf("%s's network %s has no fixed subnet to keep out of PAYD_CALLBACK_ALLOW", svc, n)
+			}
+			for _, c := range subnets {
+				sub := netip.MustParsePrefix(c.Subnet)
+				for _, a := range allowed {
+					if a.Overlaps(sub) {
+						t.Errorf("PAYD_CALLBACK_ALLOW %s reaches %s's network %s (%s)", a, svc, n, sub)
+					}
+				}
+			}
+		}
+	}
+	if len(allowed) == 0 {
+		t.Error("PAYD_CALLBACK_ALLOW is empty: the demo's callbacks reach no private receiver")
 	}
 }

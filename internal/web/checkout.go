@@ -120,7 +120,7 @@ func (p *Pages) renderCheckout(w http.ResponseWriter, r *http.Request, status in
 	if v.Card == nil {
 		v.Card = map[string]string{}
 	}
-	pg := page{Lang: lang, T: messages[lang], Langs: languages, CSRF: csrfToken(w, r), Sandbox: p.cfg.Sandbox, Error: errMsg, Data: v}
+	pg := page{Lang: lang, T: messages[lang], Langs: languages, CSRF: p.csrfToken(w, r), Sandbox: p.cfg.Sandbox, Error: errMsg, Data: v}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	if err := p.tmpl.ExecuteTemplate(w, "checkout.html", pg); err != nil {

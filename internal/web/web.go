@@ -173,7 +173,7 @@ type page struct {
 }
 
 func (p *Pages) render(w http.ResponseWriter, r *http.Request, status int, name, lang string, data any, errMsg string) {
-	pg := page{Lang: lang, T: messages[lang], Langs: languages, CSRF: csrfToken(w, r), Sandbox: p.cfg.Sandbox, Error: errMsg, Data: data}
+	pg := page{Lang: lang, T: messages[lang], Langs: languages, CSRF: p.csrfToken(w, r), Sandbox: p.cfg.Sandbox, Error: errMsg, Data: data}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	if err := p.tmpl.ExecuteTemplate(w, name, pg); err != nil {
@@ -199,7 +199,9 @@ const csrfCookie = "payd_csrf"
 
 // csrfToken returns the request's CSRF token, setting a new cookie when
 // there is none. A form is accepted only when its field matches the cookie.
-func csrfToken(w http.ResponseWriter, r *http.Request) string {
+// The cookie is Secure when the pages are served over https: their public
+// URL says so, also behind a TLS proxy that speaks plain HTTP to payd.
+func (p *Pages) csrfToken(w http.ResponseWriter, r *http.Request) string {
 	if c, err := r.Cookie(csrfCookie); err == nil && len(c.Value) == 32 {
 		return c.Value
 	}
@@ -207,7 +209,7 @@ func csrfToken(w http.ResponseWriter, r *http.Request) string {
 	rand.Read(b[:])
 	tok := hex.EncodeToString(b[:])
 	http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: tok, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode,
-		Secure: r.TLS != nil})
+		Secure: r.TLS != nil || strings.HasPrefix(p.cfg.PublicURL, "https://")})
 	return tok
 }
 
