@@ -269,8 +269,9 @@ func callbacks(ctx context.Context, args []string, getenv func(string) string, s
 
 // keysCmd is "payd keys rotate": every sealed secret is opened with the old
 // operator key (given once, here) and sealed again under the new one
-// (PAYD_SECRET_KEY or PAYD_SECRET_KEY_FILE), in one transaction. Stop every
-// instance first, then start them with the new key.
+// (PAYD_SECRET_KEY or PAYD_SECRET_KEY_FILE), in one transaction. It
+// refuses while an instance serves the database: stop every instance
+// first, then start them with the new key.
 func keysCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if args[0] != "rotate" {
 		groupUsage(stderr, "keys")
@@ -308,6 +309,20 @@ func keysCmd(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	if _, err := store.Migrate(ctx, payd.SystemClock{}.Now()); err != nil {
 		return err
+	}
+	// An instance serving the database keeps the old key: re-sealed under
+	// the new one, nothing it reads would open, and every merchant would be
+	// locked out. Serving instances renew a row of theirs every few
+	// seconds (sqlstore.Serving); one that was killed counts until its row
+	// runs out.
+	serving, err := store.ServingInstances(ctx, payd.SystemClock{}.Now())
+	if err != nil {
+		return err
+	}
+	if len(serving) > 0 {
+		return fmt.Errorf("keys rotate: the database is being served (instances: %s; each renews its row every %s, a killed one's "+
+			"counts for %s more): stop every instance first, then start them with the new key", strings.Join(serving, ", "),
+			sqlstore.InstanceBeat, sqlstore.InstanceTTL)
 	}
 	n, err := store.RotateSecretKey(ctx, old)
 	if err != nil {

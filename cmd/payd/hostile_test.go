@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,6 +17,9 @@ import (
 	"time"
 
 	"github.com/oasdiff/yaml"
+
+	"payd/internal/sqlstore"
+	"payd/internal/sqlstore/storetest"
 )
 
 // rssOf reads a process's resident set size from /proc, in bytes.
@@ -159,5 +164,65 @@ func TestComposeKeepsCallbacksOffTheBank(t *testing.T) {
 	}
 	if len(allowed) == 0 {
 		t.Error("PAYD_CALLBACK_ALLOW is empty: the demo's callbacks reach no private receiver")
+	}
+}
+
+// TestKeysRotateRefusedWhileServing: payd keys rotate refuses while an
+// instance serves the database, naming it, and changes nothing (the
+// instance keeps issuing tokens); once the instance has stopped, it
+// rotates. An instance whose key no longer opens the stored secrets is not
+// ready (/readyz 503), so no load balancer sends merchants to its 500s.
+func TestKeysRotateRefusedWhileServing(t *testing.T) {
+	dir := t.TempDir()
+	dbPath := filepath.Join(dir, "k.db")
+	env := map[string]string{"PAYD_DATABASE_URL": "sqlite:" + dbPath, "PAYD_INSTANCE": "payd-test-1"}
+	cr := newMerchantCreds(t, env)
+	p := startProc(t, env, freeAddr(t))
+	newKey := base64.StdEncoding.EncodeToString([]byte("another-operator-key-of-32-bytes"))
+	rot := map[string]string{"PAYD_DATABASE_URL": "sqlite:" + dbPath, "PAYD_SECRET_KEY": newKey, "NO_TEST_KEY": "1"}
+	oldKeyFile := filepath.Join(dir, "old.key")
+	os.WriteFile(oldKeyFile, []byte(storetest.SecretKeyB64), 0o600)
+	out, code := runAll(rot, "keys", "rotate", "--old-key-file", oldKeyFile)
+	if code == 0 || !strings.Contains(out, "payd-test-1") {
+		t.Errorf("keys rotate beside a serving instance: %d %q, want refused naming payd-test-1", code, out)
+	}
+	token(t, p.base, cr) // still works: nothing was re-sealed
+	ready := func() int {
+		res, err := http.Get(p.base + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	if s := ready(); s != 200 {
+		t.Fatalf("/readyz %d before any rotation", s)
+	}
+	// Re-seal behind the instance's back (as a rotation that did not ask
+	// would): it is no longer ready.
+	other, err := sqlstore.Open("sqlite:" + dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nk, _ := base64.StdEncoding.DecodeString(newKey)
+	ok, _ := base64.StdEncoding.DecodeString(storetest.SecretKeyB64)
+	if err := other.SetSecretKey(nk); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.RotateSecretKey(context.Background(), ok); err != nil {
+		t.Fatal(err)
+	}
+	if s := ready(); s != 503 {
+		t.Errorf("/readyz %d with a key that opens nothing, want 503", s)
+	}
+	// Back under the instance's key, and stopped: the rotation runs.
+	other.SetSecretKey(ok)
+	if _, err := other.RotateSecretKey(context.Background(), nk); err != nil {
+		t.Fatal(err)
+	}
+	other.Close()
+	p.stop()
+	if out, code := runAll(rot, "keys", "rotate", "--old-key-file", oldKeyFile); code != 0 || !strings.Contains(out, "re-sealed") {
+		t.Errorf("keys rotate with the instance stopped: %d %q", code, out)
 	}
 }

@@ -269,6 +269,14 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 
 	loop("gauges", httpapi.GaugeInterval, nil, 0, api.RefreshGauges)
+	// This instance serves the database: its row says so to operator
+	// commands that must not run beside it (payd keys rotate).
+	if err := store.Serving(ctx, instance, clock.Now()); err != nil {
+		log.Warn("serving row not written; retried", "err", err)
+	}
+	loop("serving", sqlstore.InstanceBeat, nil, 0, func(ctx context.Context) (int, error) {
+		return 0, store.Serving(ctx, instance, clock.Now())
+	})
 	if c.MetricsAddr != "" {
 		if err := serveMetrics(workCtx, c.MetricsAddr, api.MetricsHandler(), log); err != nil {
 			ln.Close()
@@ -304,6 +312,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	relCtx, relCancel := context.WithTimeout(context.Background(), 5*time.Second)
 	if rerr := delivery.ReleaseParked(relCtx); rerr != nil {
 		log.Warn("parked callbacks not released; their leases run out instead", "err", rerr)
+	}
+	if serr := store.StoppedServing(relCtx, instance); serr != nil {
+		log.Warn("serving row not removed; it runs out instead", "err", serr)
 	}
 	relCancel()
 	if errors.Is(err, http.ErrServerClosed) {

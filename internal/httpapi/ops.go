@@ -32,6 +32,15 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, s.log, payd.E(payd.CodeUnavailable))
 		return
 	}
+	// An instance whose operator key no longer opens the stored secrets
+	// (re-sealed under another key) would answer every merchant 500: it
+	// is not ready, so a load balancer sends no one to it.
+	if err := s.store.CheckSecretKey(ctx); err != nil {
+		s.log.Error("not ready: the operator key does not open the stored secrets", "err", err)
+		w.Header().Set("Retry-After", "1")
+		fail(w, r, s.log, payd.E(payd.CodeUnavailable))
+		return
+	}
 	respond(w, healthResult{Status: "ok"})
 }
 
