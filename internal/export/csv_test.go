@@ -10,7 +10,7 @@ import (
 func TestCell(t *testing.T) {
 	for in, want := range map[string]string{
 		`=HYPERLINK("http://evil.example","x")`: `'=HYPERLINK("http://evil.example","x")`,
-		"+1+2": "'+1+2", "-2+3": "'-2+3", "@SUM(A1)": "'@SUM(A1)", "\tx": "'\tx", "\rx": "'\rx",
+		"+1+2":                                  "'+1+2", "-2+3": "'-2+3", "@SUM(A1)": "'@SUM(A1)", "\tx": "'\tx", "\rx": "'\rx",
 		"-cmd|' /C calc'!A0": "'-cmd|' /C calc'!A0", "-": "'-", "-1e5": "'-1e5", "-0x10": "'-0x10",
 		"-5.00": "-5.00", "-12": "-12", "12.50": "12.50", "Ion Popescu": "Ion Popescu", "": "", "a=b": "a=b",
 	} {
