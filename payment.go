@@ -80,8 +80,11 @@ func (p *Payment) QRStatus() string {
 }
 
 // Refundable is what may still be refunded: amount − requested refunds.
+// A card payment is refunded once, as its acquirer allows (docs/cards.md):
+// once a refund of it is requested, nothing more is, until that refund is
+// rejected (its amount released). The sandbox's cards follow the same rule.
 func (p *Payment) Refundable() Money {
-	if p.Failed {
+	if p.Failed || p.Kind == PaymentCard && p.RequestedRefund > 0 {
 		return 0
 	}
 	return p.Amount - p.RequestedRefund

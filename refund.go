@@ -92,14 +92,10 @@ func NewRefund(p *Payment, in RefundInput, now time.Time, delay time.Duration) (
 	if p.Failed {
 		return nil, E(CodeNotRefundable, "payId", p.ID)
 	}
+	// Nothing refundable: refunded in full, or a card payment refunded
+	// once already (Payment.Refundable).
 	refundable := p.Refundable()
 	if refundable <= 0 {
-		return nil, E(CodeAlreadyRefunded, "payId", p.ID)
-	}
-	// An acquirer refunds a card payment once (a second refund, even of
-	// what is left, is refused at the acquirer): one refund that is not
-	// rejected per card payment taken on the acquirer's page.
-	if p.Kind == PaymentCard && p.NetworkRef != "" && p.RequestedRefund > 0 {
 		return nil, E(CodeAlreadyRefunded, "payId", p.ID)
 	}
 	amount := refundable
