@@ -80,6 +80,7 @@ func New(cfg Config, api http.Handler, store *sqlstore.Store, clock payd.Clock, 
 	m.HandleFunc("GET /console/settlement.csv", c.signedIn(c.settlementCSV))
 	m.HandleFunc("GET /console/operator", c.operatorPage)
 	m.HandleFunc("POST /console/operator", c.operatorSignin)
+	m.HandleFunc("POST /console/operator/signout", c.operatorSignout)
 	m.HandleFunc("GET /console/{kind}", c.signedIn(c.list))
 	m.HandleFunc("GET /console/{kind}/{id}", c.signedIn(c.detail))
 	m.HandleFunc("POST /console/{kind}/{id}/{action}", c.signedIn(c.act))
@@ -107,6 +108,11 @@ func (s *session) Merchant() string { return s.m.Name }
 // token only from the console's own in-process calls (InProcess): the
 // session cookie is no bearer token for the API.
 const TokenPrefix = "console."
+
+// OperatorPrefix starts every operator session token of the console
+// (reports.go): the API takes one in place of the operator's token, from
+// the console in process only.
+const OperatorPrefix = TokenPrefix + "operator."
 
 type inProcessKey struct{}
 

@@ -2,6 +2,7 @@ package console
 
 import (
 	"bytes"
+	"crypto/subtle"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -200,12 +201,13 @@ func (c *Console) operatorCookie(value string, maxAge int) *http.Cookie {
 }
 
 // operatorPage is the operator's reconciliation: the operator's token
-// (PAYD_OPERATOR_TOKEN, kept in a cookie of this page only) opens the
-// report of a booking date, read from the API.
+// (PAYD_OPERATOR_TOKEN), checked once at sign-in and never kept, opens a
+// session of this page only, whose token the cookie holds (stored hashed,
+// ended by sign out); the report of a booking date is read from the API.
 func (c *Console) operatorPage(w http.ResponseWriter, r *http.Request) {
 	web := func(status int, data map[string]any) { c.render(w, r, status, "operator.html", nil, data) }
 	ck, err := r.Cookie(operatorCookie)
-	if err != nil || ck.Value == "" {
+	if err != nil || !strings.HasPrefix(ck.Value, OperatorPrefix) {
 		web(http.StatusOK, map[string]any{"SignIn": true})
 		return
 	}
@@ -219,11 +221,12 @@ func (c *Console) operatorPage(w http.ResponseWriter, r *http.Request) {
 		web(http.StatusUnauthorized, map[string]any{"SignIn": true, "Error": c.tr(r, "operator.bad")})
 		return
 	}
+	csrf := c.formToken(ck.Value)
 	if !res.ok() {
-		web(res.Status, map[string]any{"Error": res.message(), "Date": date})
+		web(res.Status, map[string]any{"Error": res.message(), "Date": date, "CSRF": csrf})
 		return
 	}
-	web(http.StatusOK, map[string]any{"Date": date, "R": res.Result})
+	web(http.StatusOK, map[string]any{"Date": date, "R": res.Result, "CSRF": csrf})
 }
 
 func (c *Console) operatorSignin(w http.ResponseWriter, r *http.Request) {
@@ -232,11 +235,39 @@ func (c *Console) operatorSignin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tok := strings.TrimSpace(r.PostForm.Get("token"))
+	if strings.HasPrefix(tok, TokenPrefix) { // a session is no operator token
+		tok = ""
+	}
 	res := c.call(r, tok, http.MethodGet, "/v2/reports/reconciliation?date="+c.clock.Now().UTC().Format(time.DateOnly), nil)
 	if !res.ok() {
-		c.render(w, r, http.StatusUnauthorized, "operator.html", nil, map[string]any{"SignIn": true, "Error": c.tr(r, "operator.bad")})
+		status, msg := http.StatusUnauthorized, c.tr(r, "operator.bad")
+		if res.Status == http.StatusTooManyRequests {
+			status, msg = http.StatusTooManyRequests, c.tr(r, "signin.limited")
+		}
+		c.render(w, r, status, "operator.html", nil, map[string]any{"SignIn": true, "Error": msg})
 		return
 	}
-	http.SetCookie(w, c.operatorCookie(tok, int(c.cfg.SessionTTL/time.Second)))
+	session, err := c.store.IssueOperatorSession(r.Context(), OperatorPrefix, c.cfg.SessionTTL, c.clock.Now())
+	if err != nil {
+		c.fail(w, err)
+		return
+	}
+	http.SetCookie(w, c.operatorCookie(session, int(c.cfg.SessionTTL/time.Second)))
+	http.Redirect(w, r, "/console/operator", http.StatusSeeOther)
+}
+
+// operatorSignout ends the operator's session (its form token checked).
+func (c *Console) operatorSignout(w http.ResponseWriter, r *http.Request) {
+	ck, err := r.Cookie(operatorCookie)
+	if err != nil || !sameOrigin(r) || r.ParseForm() != nil ||
+		subtle.ConstantTimeCompare([]byte(r.PostForm.Get("csrf")), []byte(c.formToken(ck.Value))) != 1 {
+		c.render(w, r, http.StatusForbidden, "operator.html", nil, map[string]any{"SignIn": true, "Error": c.tr(r, "forbidden")})
+		return
+	}
+	if err := c.store.EndOperatorSession(r.Context(), ck.Value); err != nil {
+		c.fail(w, err)
+		return
+	}
+	http.SetCookie(w, c.operatorCookie("", -1))
 	http.Redirect(w, r, "/console/operator", http.StatusSeeOther)
 }

@@ -118,6 +118,7 @@ func (s *Server) handleToken(c *call) error {
 type tokenLimits struct {
 	client, addr, failed *keyedLimiter
 	pages                *keyedLimiter // the payer's pages, per source address (routes.go payerPages)
+	operator             *keyedLimiter // wrong operator tokens, per source address (reports.go)
 }
 
 // FailedTokenAttempts is how many wrong secrets a clientId may receive a
@@ -126,7 +127,7 @@ const FailedTokenAttempts = 100
 
 func newTokenLimits(perClient, perAddr, pagesPerAddr int) *tokenLimits {
 	return &tokenLimits{client: newKeyedLimiter(perClient), addr: newKeyedLimiter(perAddr), failed: newKeyedLimiter(FailedTokenAttempts),
-		pages: newKeyedLimiter(pagesPerAddr)}
+		pages: newKeyedLimiter(pagesPerAddr), operator: newKeyedLimiter(FailedOperatorAttempts)}
 }
 
 // limitAddr is the per-address check, made before the body is read.

@@ -1,10 +1,12 @@
 package httpapi
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"payd"
 )
@@ -215,5 +217,72 @@ func TestConsoleExportsNeutraliseFormulas(t *testing.T) {
 				t.Errorf("%s: the reason or the amount:\n%s", path, body)
 			}
 		}
+	})
+}
+
+// TestOperatorSessions: the operator's token is checked once at the
+// console's sign-in and never kept: the cookie holds a session token (not
+// the operator's, stored only hashed) that the API takes from the console
+// alone; sign out ends it. Wrong operator tokens are limited per address:
+// past FailedOperatorAttempts a minute they answer 429, the right one
+// still passes.
+func TestOperatorSessions(t *testing.T) {
+	cfg := testConfig()
+	cfg.OperatorToken = "operator-token-0123456789-abcdefghij"
+	forEachEngine(t, cfg, func(t *testing.T, e *env) {
+		c := e.browser()
+		st, _, hdr := e.page(c, "POST", "/console/operator", url.Values{"token": {cfg.OperatorToken}}, nil)
+		if st != http.StatusSeeOther {
+			t.Fatalf("operator sign-in: %d", st)
+		}
+		var session, cookie string
+		for _, v := range hdr.Values("Set-Cookie") {
+			if strings.HasPrefix(v, "payd_console_operator=") {
+				cookie = v
+				session = strings.TrimPrefix(strings.SplitN(v, ";", 2)[0], "payd_console_operator=")
+			}
+		}
+		if session == "" || strings.Contains(cookie, cfg.OperatorToken) || !strings.HasPrefix(session, "console.operator.") ||
+			!strings.Contains(cookie, "HttpOnly") || !strings.Contains(cookie, "Path=/console/operator") {
+			t.Fatalf("operator cookie %q", cookie)
+		}
+		if txt := e.dbText(); strings.Contains(txt, session) || strings.Contains(txt, cfg.OperatorToken) {
+			t.Error("the operator's session or token is stored in plain text")
+		}
+		st, body, _ := e.page(c, "GET", "/console/operator", nil, nil)
+		if st != 200 || !strings.Contains(body, `id="recon-counts"`) || !strings.Contains(body, `id="operator-signout"`) {
+			t.Fatalf("operator page: %d\n%s", st, body)
+		}
+		// The session is no bearer token for the API.
+		e.call("GET", "/v2/reports/reconciliation?date=2026-03-01", nil, session).wantError(401, payd.CodeUnauthorized)
+		m := csrfRE.FindStringSubmatch(body)
+		if m == nil {
+			t.Fatalf("no csrf on the operator page")
+		}
+		if st, _, _ := e.page(c, "POST", "/console/operator/signout", url.Values{"csrf": {"forged"}}, nil); st != http.StatusForbidden {
+			t.Errorf("sign out with a forged form token: %d", st)
+		}
+		if st, _, _ := e.page(c, "POST", "/console/operator/signout", url.Values{"csrf": {m[1]}}, nil); st != http.StatusSeeOther {
+			t.Errorf("sign out: %d", st)
+		}
+		// The old session opens nothing, even replayed by hand.
+		replay := e.browser()
+		u, _ := url.Parse(e.srv.URL + "/console/operator")
+		replay.Jar.SetCookies(u, []*http.Cookie{{Name: "payd_console_operator", Value: session, Path: "/console/operator"}})
+		if _, body, _ := e.page(replay, "GET", "/console/operator", nil, nil); strings.Contains(body, `id="recon-counts"`) {
+			t.Error("a signed-out session still opens the report")
+		}
+		// Guessing: 10 wrong tokens a minute from one address, then 429.
+		for i := range FailedOperatorAttempts {
+			e.call("GET", "/v2/reports/reconciliation?date=2026-03-01", nil, fmt.Sprintf("wrong-operator-token-%02d-0123456789abc", i)).
+				wantError(401, payd.CodeUnauthorized)
+		}
+		e.call("GET", "/v2/reports/reconciliation?date=2026-03-01", nil, "wrong-operator-token-xx-0123456789abc").wantError(429, payd.CodeRateLimited)
+		e.call("GET", "/v2/reports/reconciliation?date=2026-03-01", nil, cfg.OperatorToken).wantOK()
+		if st, _, _ := e.page(e.browser(), "POST", "/console/operator", url.Values{"token": {"wrong-operator-token-yy-0123456789abc"}}, nil); st != http.StatusTooManyRequests {
+			t.Errorf("console sign-in past the limit: %d, want 429", st)
+		}
+		e.clock.Advance(time.Minute)
+		e.call("GET", "/v2/reports/reconciliation?date=2026-03-01", nil, "wrong-operator-token-zz-0123456789abc").wantError(401, payd.CodeUnauthorized)
 	})
 }

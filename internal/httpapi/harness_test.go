@@ -70,7 +70,7 @@ func (e *env) dbText() string {
 	defer db.Close()
 	var b strings.Builder
 	for _, table := range []string{"merchants", "tokens", "rtps", "payments", "refunds", "callbacks", "callback_attempts", "qrs",
-		"qr_extensions", "checkouts", "idempotency_keys", "rails_orders", "rails_inbox"} {
+		"qr_extensions", "checkouts", "idempotency_keys", "rails_orders", "rails_inbox", "operator_sessions", "card_sessions"} {
 		rows, err := db.Query("SELECT * FROM " + table)
 		if err != nil {
 			e.t.Fatalf("%s: %v", table, err)

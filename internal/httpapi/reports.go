@@ -5,24 +5,50 @@ import (
 	"crypto/subtle"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"payd"
+	"payd/internal/console"
 )
 
 // The reports: a merchant's settlement (what it was paid, day by day) and
 // the operator's reconciliation of payd's ledger with the bank's
 // statements.
 
-// operatorToken reports whether the request carries the operator's token
-// (compared by its hash, in constant time).
-func (s *Server) operatorToken(r *http.Request) bool {
+// FailedOperatorAttempts is how many wrong operator tokens one source
+// address (an IPv6 client's /64) may send a minute; past it a wrong one
+// answers 429, the right one still passes.
+const FailedOperatorAttempts = 10
+
+// operatorToken checks that the request carries the operator's token
+// (compared by its hash, in constant time), or, from the console in
+// process, an operator session the console started with it (the console
+// never keeps the token itself). Wrong tokens are counted per source
+// address (FailedOperatorAttempts).
+func (s *Server) operatorToken(r *http.Request, now time.Time) error {
 	tok := bearer(r.Header.Get("Authorization"))
 	if s.operatorHash == nil || tok == "" || len(tok) > 256 {
-		return false
+		return payd.E(payd.CodeUnauthorized)
+	}
+	if strings.HasPrefix(tok, console.OperatorPrefix) {
+		if !console.InProcess(r.Context()) {
+			return payd.E(payd.CodeUnauthorized)
+		}
+		ok, err := s.store.OperatorSession(r.Context(), tok, now)
+		if err != nil || ok {
+			return err
+		}
+		return payd.E(payd.CodeUnauthorized)
 	}
 	h := sha256.Sum256([]byte(tok))
-	return subtle.ConstantTimeCompare(h[:], s.operatorHash) == 1
+	if subtle.ConstantTimeCompare(h[:], s.operatorHash) == 1 {
+		return nil
+	}
+	if err := s.limits.operator.allow(limitKeyOf(addrKey(clientOf(r))), now); err != nil {
+		return err
+	}
+	return payd.E(payd.CodeUnauthorized)
 }
 
 // MaxReportDays is the longest range a settlement report covers.

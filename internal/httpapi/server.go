@@ -195,8 +195,8 @@ func (s *Server) api(a area, o routeOpts, h func(*call) error) http.Handler {
 
 func (c *call) run(o routeOpts, h func(*call) error) error {
 	if o.operator {
-		if !c.s.operatorToken(c.r) {
-			return payd.E(payd.CodeUnauthorized)
+		if err := c.s.operatorToken(c.r, c.now); err != nil {
+			return err
 		}
 	} else if !o.public {
 		m, err := c.s.authenticate(c.r, c.now)

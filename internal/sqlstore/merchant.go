@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -186,10 +187,42 @@ func (s *Store) DeleteExpiredTokens(ctx context.Context, now time.Time) (int64, 
 	var n int64
 	err := s.inTx(ctx, func(t *tx) error {
 		res, err := t.exec(ctx, "DELETE FROM tokens WHERE expires_at <= ?", ms(now))
+		if err != nil {
+			return err
+		}
+		n, _ = res.RowsAffected()
+		res, err = t.exec(ctx, "DELETE FROM operator_sessions WHERE expires_at <= ?", ms(now))
 		if err == nil {
-			n, _ = res.RowsAffected()
+			k, _ := res.RowsAffected()
+			n += k
 		}
 		return err
 	})
 	return n, err
+}
+
+// IssueOperatorSession starts an operator's console session: a token
+// beginning with prefix, valid for ttl, stored only as its hash.
+func (s *Store) IssueOperatorSession(ctx context.Context, prefix string, ttl time.Duration, now time.Time) (string, error) {
+	tok := prefix + payd.NewToken()
+	if err := s.write1(ctx, "INSERT INTO operator_sessions (hash, issued_at, expires_at) VALUES (?, ?, ?)",
+		payd.HashSecret(tok), ms(now), ms(now.Add(ttl))); err != nil {
+		return "", fmt.Errorf("issue operator session: %w", err)
+	}
+	return tok, nil
+}
+
+// OperatorSession reports whether tok is an operator session valid at now.
+func (s *Store) OperatorSession(ctx context.Context, tok string, now time.Time) (bool, error) {
+	var one int
+	err := s.queryRow(ctx, "SELECT 1 FROM operator_sessions WHERE hash = ? AND expires_at > ?", payd.HashSecret(tok), ms(now)).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// EndOperatorSession ends an operator's session (sign out).
+func (s *Store) EndOperatorSession(ctx context.Context, tok string) error {
+	return s.write1(ctx, "DELETE FROM operator_sessions WHERE hash = ?", payd.HashSecret(tok))
 }
