@@ -196,6 +196,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	api.Registry().MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "payd_callbacks_parked",
 		Help: "Callbacks waiting for their host to have fewer attempts in flight (a merchant's endpoint slow or hung)."},
 		func() float64 { return float64(delivery.Parked()) }))
+	api.Registry().MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "payd_callbacks_given_back_total",
+		Help: "Leased callbacks this instance gave back unattempted because their attempt could not start soon (the instance behind, or their host at its limit)."},
+		func() float64 { return float64(delivery.GivenBack()) }))
 	wg.Add(1)
 	go func() { defer wg.Done(); store.ListenAuth(workCtx, log, nil) }()
 	for range worker.DeliveryLoops {

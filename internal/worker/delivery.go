@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -50,10 +51,16 @@ type Delivery struct {
 	Owner    string          // this instance's name in leases and attempt records
 	Schedule []time.Duration // DefaultSchedule when nil
 	Lease    time.Duration   // how long a claim lasts; default 30 s (> the 10 s attempt timeout)
-	Batch    int             // callbacks claimed per pass; default DeliveryBatch
-	Parallel int             // attempts in flight at once, per loop; default DeliveryParallel
-	PerHost  int             // attempts in flight to one host, across loops (hosts.go; PAYD_CALLBACK_PER_HOST); default Parallel/2
-	Jitter   func() float64  // in [0, 1): the share of the 10 % jitter applied; default random
+	// Soon is how long a leased callback may wait here for its attempt to
+	// start (for an attempter, or for its host to have one fewer in flight)
+	// before it is given back: its lease released at once, for another
+	// instance's claim or this one's next, instead of held until it runs
+	// out. Default Lease/6 (5 s).
+	Soon     time.Duration
+	Batch    int            // callbacks claimed per pass; default DeliveryBatch
+	Parallel int            // attempts in flight at once, per loop; default DeliveryParallel
+	PerHost  int            // attempts in flight to one host, across loops (hosts.go; PAYD_CALLBACK_PER_HOST); default Parallel/2
+	Jitter   func() float64 // in [0, 1): the share of the 10 % jitter applied; default random
 	Attempts *prometheus.CounterVec
 	// Clocked: give merchants on the sandbox's test clock a claim as of
 	// their own time (sandbox only).
@@ -61,6 +68,7 @@ type Delivery struct {
 
 	once  sync.Once
 	hosts hosts
+	given atomic.Int64 // callbacks given back (GivenBack)
 }
 
 // NewAttemptsCounter is the callback-attempts metric, by outcome.
@@ -83,6 +91,9 @@ func (d *Delivery) setDefaults() {
 	if d.Lease == 0 {
 		d.Lease = 30 * time.Second
 	}
+	if d.Soon == 0 {
+		d.Soon = d.Lease / 6
+	}
 	if d.Batch == 0 {
 		d.Batch = DeliveryBatch
 	}
@@ -102,6 +113,72 @@ func (d *Delivery) setDefaults() {
 // PerHost attempts in flight (hosts.go): a merchant's endpoint slow or
 // hung.
 func (d *Delivery) Parked() int { return d.hosts.parked() }
+
+// GivenBack is how many leased callbacks this instance gave back since it
+// started, unattempted, because their attempt could not start within Soon
+// (the instance starved, or their host at its limit).
+func (d *Delivery) GivenBack() int64 { return d.given.Load() }
+
+// lease is c leased to this instance until until: its attempt must start
+// by until−Lease+Soon.
+func (d *Delivery) lease(c *payd.Callback, until time.Time) leased {
+	return leased{c: c, until: until, startBy: until.Add(d.Soon - d.Lease)}
+}
+
+// giveBack releases the leases of callbacks this instance will not attempt
+// soon, in one statement, so that any instance's claim takes them now.
+// The claims are not woken: this instance is behind, and the others claim
+// every DeliveryInterval.
+func (d *Delivery) giveBack(ctx context.Context, ls []leased) {
+	if len(ls) == 0 {
+		return
+	}
+	ids := make([]string, len(ls))
+	for i, l := range ls {
+		ids[i] = l.c.ID
+	}
+	d.given.Add(int64(len(ls)))
+	if err := d.Store.ReleaseCallbacks(context.WithoutCancel(ctx), d.Owner, ids...); err != nil {
+		d.Log.Warn("callbacks not given back; their leases run out instead", "callbacks", len(ids), "err", err)
+	}
+}
+
+// dispatch starts l's attempt on an attempter of work, if it can start
+// by its startBy: counted for its host (parked if the host is at its
+// limit), then handed to an attempter, waiting for one until startBy. What
+// cannot start in time is added to back, to give back; parked reports a
+// callback parked for its host.
+func (d *Delivery) dispatch(work chan<- leased, l leased, back *[]leased) (parked bool) {
+	now := d.Clock.Now()
+	if now.After(l.startBy) {
+		*back = append(*back, l)
+		return false
+	}
+	attempt, give := d.hosts.take(l)
+	switch {
+	case give:
+		*back = append(*back, l)
+		return false
+	case !attempt:
+		return true
+	}
+	select {
+	case work <- l:
+		return false
+	default:
+	}
+	t := time.NewTimer(l.startBy.Sub(now))
+	defer t.Stop()
+	select {
+	case work <- l:
+	case <-t.C:
+		// No attempter freed in time: this instance is behind. l, and what
+		// was parked behind it for its host if it was the host's last in
+		// flight, go back.
+		*back = append(append(*back, l), d.hosts.cancel(l.c)...)
+	}
+	return false
+}
 
 // RunOnce claims the due callbacks and makes one attempt of each. It
 // returns how many it claimed less those parked for a busy host
@@ -137,19 +214,17 @@ func (d *Delivery) RunHanded(ctx context.Context) {
 		}
 	}()
 	work, wait := d.attempters(ctx, d.Parallel, done)
+	var back []leased
 	for {
 		handed := d.Store.HandedCallbacks(ctx, d.Batch)
 		if handed == nil {
 			break
 		}
 		for _, h := range handed {
-			if stale(h.LeaseUntil, d.Clock.Now(), d.Lease) {
-				continue // its lease runs out before the attempt would end; a claim takes it then
-			}
-			if l := (leased{h.Item, h.LeaseUntil}); d.hosts.take(l) {
-				work <- l
-			}
+			d.dispatch(work, d.lease(h.Item, h.LeaseUntil), &back)
 		}
+		d.giveBack(ctx, back)
+		back = back[:0]
 	}
 	close(work)
 	wait()
@@ -175,8 +250,9 @@ func (d *Delivery) ReleaseParked(ctx context.Context) error {
 
 // attemptAll makes one attempt of each of cbs, leased to this instance
 // until until, and records them; those parked for a busy host (hosts.go)
-// are attempted by the attempter that ends one of its host's attempts.
-// It returns how many it parked.
+// are attempted by the attempter that ends one of its host's attempts, and
+// those whose attempt cannot start within Soon are given back. It returns
+// how many it parked or gave back.
 func (d *Delivery) attemptAll(ctx context.Context, cbs []*payd.Callback, until time.Time) (parked int) {
 	// Attempts are recorded as they finish, together: whatever finished
 	// while the previous record was being written goes in the next one,
@@ -192,13 +268,14 @@ func (d *Delivery) attemptAll(ctx context.Context, cbs []*payd.Callback, until t
 		}
 	}()
 	work, wait := d.attempters(ctx, min(d.Parallel, len(cbs)), done)
+	var back []leased
 	for _, c := range cbs {
-		if l := (leased{c, until}); d.hosts.take(l) {
-			work <- l
-		} else {
+		if d.dispatch(work, d.lease(c, until), &back) {
 			parked++
 		}
 	}
+	parked += len(back)
+	d.giveBack(ctx, back)
 	close(work)
 	wait()
 	close(done)
@@ -222,8 +299,11 @@ func (d *Delivery) attempters(ctx context.Context, n int, done chan<- sqlstore.R
 		go func() {
 			defer wg.Done()
 			for l := range w {
-				for ok := true; ok; l, ok = d.hosts.next(l.c, d.Clock.Now(), d.Lease, ctx.Err() == nil) {
+				for ok := true; ok; {
 					done <- d.attempt(ctx, l.c)
+					var back []leased
+					l, ok, back = d.hosts.next(l.c, d.Clock.Now(), ctx.Err() == nil)
+					d.giveBack(ctx, back)
 				}
 			}
 		}()

@@ -4,6 +4,9 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -338,6 +341,93 @@ func TestReleaseCallbacks(t *testing.T) {
 		}
 		if n := claim(); n != 0 {
 			t.Fatalf("b claimed %d callbacks it or a still held, want 0", n)
+		}
+	})
+}
+
+// TestStarvedInstanceGivesCallbacksBack: instance a, starved (one
+// attempter, its host's limit one, a receiver taking 200 ms an answer),
+// is handed 30 callbacks at once. What a cannot start within Soon of its
+// lease is given back at once, and b's claims take it: every callback
+// arrives once, all well within a's lease. (a held them all: those it
+// could not reach waited out the lease, 3 s here, 30 s by default.)
+func TestStarvedInstanceGivesCallbacksBack(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
+		clock := payd.SystemClock{}
+		const lease = 3 * time.Second
+		s.HandCallbacks("a", lease, clock)
+		var mu sync.Mutex
+		arrived := map[string]int{}
+		var last time.Time
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			time.Sleep(200 * time.Millisecond)
+			mu.Lock()
+			arrived[r.Header.Get("X-Callback-Id")]++
+			last = time.Now()
+			mu.Unlock()
+		}))
+		t.Cleanup(srv.Close)
+		start := time.Now()
+		for range 30 {
+			acceptedRTP(t, s, clock, srv.URL+"/cb")
+		}
+		a := newDelivery(s, clock, "a")
+		a.Lease, a.Parallel, a.PerHost = lease, 1, 1
+		b := newDelivery(s, clock, "b")
+		b.Lease = lease
+		runHanded(t, a.RunHanded)
+		ctx, cancel := context.WithCancel(context.Background())
+		claims := make(chan struct{})
+		go func() {
+			defer close(claims)
+			for ctx.Err() == nil {
+				b.RunOnce(ctx)
+				time.Sleep(20 * time.Millisecond)
+			}
+		}()
+		t.Cleanup(func() { cancel(); <-claims })
+		waitFor(t, "30 callbacks", func() bool { mu.Lock(); defer mu.Unlock(); return len(arrived) == 30 })
+		mu.Lock()
+		defer mu.Unlock()
+		for id, n := range arrived {
+			if n != 1 {
+				t.Errorf("callback %s arrived %d times", id, n)
+			}
+		}
+		if took := last.Sub(start); took >= lease {
+			t.Errorf("the last callback arrived %v after the writes, not within a's lease of %v", took, lease)
+		}
+		if a.GivenBack() == 0 {
+			t.Error("a gave nothing back")
+		}
+		t.Logf("last arrival %v after the writes; a gave back %d", last.Sub(start).Round(time.Millisecond), a.GivenBack())
+	})
+}
+
+// TestClaimPassGivesBackWhatItCannotStart: a claim pass that took more
+// than its attempters can start within Soon gives the rest back at once
+// instead of holding their leases while it works through them.
+func TestClaimPassGivesBackWhatItCannotStart(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
+		clock := payd.SystemClock{}
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { time.Sleep(300 * time.Millisecond) }))
+		t.Cleanup(srv.Close)
+		for range 10 {
+			acceptedRTP(t, s, clock, srv.URL+"/cb")
+		}
+		a := newDelivery(s, clock, "a")
+		a.Lease, a.Soon, a.Parallel = 3*time.Second, 500*time.Millisecond, 1
+		if _, err := a.RunOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+		// a started about two attempts within Soon; the rest were given back
+		// and are due to anyone now, while a's lease would still hold them.
+		got, err := s.ClaimCallbacks(ctx, "b", clock.Now(), time.Minute, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) == 0 || int64(len(got)) != a.GivenBack() {
+			t.Errorf("b claimed %d callbacks after a's pass, a gave back %d; want the same, more than none", len(got), a.GivenBack())
 		}
 	})
 }

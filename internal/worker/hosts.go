@@ -21,20 +21,25 @@ import (
 // scheme, host and port), across all its loops. A callback for a host at
 // its limit is parked instead of taking an attempter, and the attempter
 // that ends one of that host's attempts takes the oldest parked one next.
-// One whose lease would run out before its attempt ended (stale), or that
-// finds the parking full, is not attempted here: its lease runs out and a
-// claim takes it. Those still parked when the instance stops are released
-// (Delivery.ReleaseParked), so that another instance claims them at once.
+// One that could not start its attempt soon after it was leased
+// (Delivery.Soon), or that finds the parking full, is not attempted here:
+// it is given back (its lease released in one statement with the others),
+// so that another instance's claim, or this one's next, takes it at once
+// rather than after its lease. Those still parked when the instance stops
+// are released too (Delivery.ReleaseParked).
 // What is attempted, and when it is due, do not change: a parked callback
 // is attempted as soon as its host has an attempt fewer in flight. The
 // price: at the default limit of 32, a host that answers each callback in
 // 500 ms gets at most 64 a second from an instance (each instance has its
 // own limit); the operator raises it with PAYD_CALLBACK_PER_HOST.
 
-// leased is a callback leased to this instance, with the lease's end.
+// leased is a callback leased to this instance, with the lease's end and
+// the time by which its attempt must start here (Delivery.Soon after it was
+// leased), else it is given back.
 type leased struct {
-	c     *payd.Callback
-	until time.Time
+	c       *payd.Callback
+	until   time.Time
+	startBy time.Time
 }
 
 // hosts counts each host's attempts in flight and keeps the callbacks
@@ -64,16 +69,14 @@ func hostOf(rawURL string) string {
 }
 
 // parkedPerLimit bounds what is parked for one host: parkedPerLimit times
-// the limit (256 with 64 attempters a loop). A hung host's attempts end
-// after 10 s, so few of its parked callbacks are taken before their
-// leases leave no room; those past the bound are not kept (they wait out
-// their leases), so that memory does not grow with its backlog.
+// the limit (256 with 64 attempters a loop), so that memory does not grow
+// with a hung host's backlog; those past the bound are given back.
 const parkedPerLimit = 8
 
 // take reports whether l may be attempted now, counting the attempt; if
-// its host is at the limit, l is parked (up to the bound) and take
-// reports false.
-func (hs *hosts) take(l leased) bool {
+// its host is at the limit, l is parked and take reports false, or, with
+// the parking full, giveBack: the caller releases its lease.
+func (hs *hosts) take(l leased) (attempt, giveBack bool) {
 	key := hostOf(l.c.URL)
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
@@ -88,19 +91,20 @@ func (hs *hosts) take(l leased) bool {
 	if h.inFlight >= hs.limit {
 		if len(h.parked) < parkedPerLimit*hs.limit {
 			h.parked = append(h.parked, l)
+			return false, false
 		}
-		return false
+		return false, true
 	}
 	h.inFlight++
-	return true
+	return true, false
 }
 
 // next ends an attempt of c's host and returns the callback parked for it
-// to attempt next, counted in flight, if any: the oldest one whose lease
-// leaves room for an attempt at now (lease: the full length of a lease).
-// With more is false (the loop is stopping) nothing is taken; what stays
-// parked waits out its lease.
-func (hs *hosts) next(c *payd.Callback, now time.Time, lease time.Duration, more bool) (leased, bool) {
+// to attempt next, counted in flight, if any: the oldest one still due to
+// start by now; those past their startBy are returned to give back. With
+// more false (the loop is stopping) nothing is taken; what stays parked is
+// released at the stop (Delivery.ReleaseParked).
+func (hs *hosts) next(c *payd.Callback, now time.Time, more bool) (l leased, ok bool, giveBack []leased) {
 	key := hostOf(c.URL)
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
@@ -110,16 +114,35 @@ func (hs *hosts) next(c *payd.Callback, now time.Time, lease time.Duration, more
 		l := h.parked[0]
 		h.parked[0] = leased{}
 		h.parked = h.parked[1:]
-		if stale(l.until, now, lease) {
+		if now.After(l.startBy) {
+			giveBack = append(giveBack, l)
 			continue
 		}
 		h.inFlight++
-		return l, true
+		return l, true, giveBack
 	}
 	if h.inFlight == 0 && len(h.parked) == 0 {
 		delete(hs.h, key)
 	}
-	return leased{}, false
+	return leased{}, false, giveBack
+}
+
+// cancel ends the count of an attempt of c's host that will not be made
+// (no attempter was free in time). When that leaves the host with none in
+// flight, nothing would take what is parked for it: it is returned, to give
+// back.
+func (hs *hosts) cancel(c *payd.Callback) []leased {
+	key := hostOf(c.URL)
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	h := hs.h[key]
+	h.inFlight--
+	if h.inFlight > 0 {
+		return nil
+	}
+	out := h.parked
+	delete(hs.h, key)
+	return out
 }
 
 // drain takes every parked callback out of the parking, for every host:
