@@ -11,10 +11,10 @@ import (
 // opens the hosted page, chooses the method there and pays by the test
 // card on the card form, or by QR through the API's test-pay. It returns
 // what to tell the merchant.
-func (c *Console) payCheckout(r *http.Request, s *session, id string, card bool) string {
+func (c *Console) payCheckout(r *http.Request, s *session, id string, card bool) flash {
 	co, err := c.store.Checkout(r.Context(), s.m.ID, id, s.m.Now(c.clock.Now()))
 	if err != nil {
-		return c.tr(r, "notfound")
+		return flash{Msg: c.tr(r, "notfound")}
 	}
 	csrf := randomToken()
 	page := func(method, path string, form url.Values) int {
@@ -32,7 +32,7 @@ func (c *Console) payCheckout(r *http.Request, s *session, id string, card bool)
 	}
 	base := "/checkout/" + url.PathEscape(id) + "?lang=en"
 	if st := page(http.MethodGet, base, nil); st >= 400 {
-		return c.tr(r, "notfound")
+		return flash{Msg: c.tr(r, "notfound")}
 	}
 	if co.Status != payd.CheckoutMethodSelected {
 		method := payd.MethodMiaQr
@@ -40,30 +40,30 @@ func (c *Console) payCheckout(r *http.Request, s *session, id string, card bool)
 			method = payd.MethodCard
 		}
 		if st := page(http.MethodPost, "/checkout/"+url.PathEscape(id)+"/method?lang=en", url.Values{"method": {method}}); st >= 400 {
-			return http.StatusText(st)
+			return flash{Msg: http.StatusText(st)}
 		}
 	}
 	if co, err = c.store.Checkout(r.Context(), s.m.ID, id, s.m.Now(c.clock.Now())); err != nil {
-		return c.tr(r, "notfound")
+		return flash{Msg: c.tr(r, "notfound")}
 	}
 	if card {
 		if co.Method != payd.MethodCard {
-			return "The checkout's payer chose " + co.Method + "."
+			return flash{Msg: "The checkout's payer chose " + co.Method + "."}
 		}
 		st := page(http.MethodPost, "/checkout/"+url.PathEscape(id)+"/card?lang=en", url.Values{"cardNumber": {payd.ApprovedCard},
 			"expiry": {payd.ApprovedCardExpiry}, "cvv": {payd.ApprovedCardCVV}, "cardHolder": {"TEST PAYER"}})
 		if st >= 400 {
-			return http.StatusText(st)
+			return flash{Msg: http.StatusText(st)}
 		}
-		return c.tr(r, "paid")
+		return flash{Msg: c.tr(r, "paid"), OK: true}
 	}
 	if co.QRID == "" {
-		return "The checkout's payer chose " + co.Method + "."
+		return flash{Msg: "The checkout's payer chose " + co.Method + "."}
 	}
 	res := c.call(r, s.token, http.MethodPost, "/v2/instant/test-pay", map[string]any{"qrId": co.QRID,
 		"amount": rawNumber(co.Amount.String()), "currency": co.Currency, "payerName": "TEST PAYER", "iban": payd.TestIBAN})
 	if !res.ok() {
-		return res.message()
+		return flash{Msg: res.message()}
 	}
-	return c.tr(r, "paid")
+	return flash{Msg: c.tr(r, "paid"), OK: true}
 }

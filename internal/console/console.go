@@ -72,6 +72,7 @@ func New(cfg Config, api http.Handler, store *sqlstore.Store, clock payd.Clock, 
 	m.HandleFunc("GET /console", c.signedIn(c.overview))
 	m.HandleFunc("GET /console/{$}", c.signedIn(c.overview))
 	m.HandleFunc("POST /console/clock", c.signedIn(c.advanceClock))
+	m.HandleFunc("POST /console/clock/reset", c.signedIn(c.resetClock))
 	m.HandleFunc("GET /console/search", c.signedIn(c.search))
 	m.HandleFunc("GET /console/export", c.signedIn(c.exportPage))
 	m.HandleFunc("GET /console/export/payments.csv", c.signedIn(c.exportPayments))
@@ -266,21 +267,32 @@ func (c *Console) signout(w http.ResponseWriter, r *http.Request, s *session) {
 }
 
 // flash leaves a message for the next page the browser shows.
-func (c *Console) flash(w http.ResponseWriter, msg string) {
-	http.SetCookie(w, c.cookie(flashCookie, base64.RawURLEncoding.EncodeToString([]byte(msg)), 60))
+// flash is the message the next page shows once: a success, or a refusal
+// (shown as an error, never in the success banner).
+type flash struct {
+	Msg string
+	OK  bool
 }
 
-func (c *Console) takeFlash(w http.ResponseWriter, r *http.Request) string {
+func (c *Console) flash(w http.ResponseWriter, f flash) {
+	kind := "e"
+	if f.OK {
+		kind = "o"
+	}
+	http.SetCookie(w, c.cookie(flashCookie, base64.RawURLEncoding.EncodeToString([]byte(kind+f.Msg)), 60))
+}
+
+func (c *Console) takeFlash(w http.ResponseWriter, r *http.Request) *flash {
 	ck, err := r.Cookie(flashCookie)
 	if err != nil {
-		return ""
+		return nil
 	}
 	http.SetCookie(w, c.cookie(flashCookie, "", -1))
 	b, err := base64.RawURLEncoding.DecodeString(ck.Value)
-	if err != nil || len(b) > 1000 {
-		return ""
+	if err != nil || len(b) < 2 || len(b) > 1000 {
+		return nil
 	}
-	return string(b)
+	return &flash{Msg: string(b[1:]), OK: b[0] == 'o'}
 }
 
 // apiResult is an in-process API answer.
@@ -374,7 +386,7 @@ type page struct {
 	Sandbox bool
 	Now     time.Time
 	Offset  string
-	Flash   string
+	Flash   *flash
 	Active  string
 	Path    string // where a clock form returns to
 	Lang    string
@@ -429,9 +441,9 @@ func (c *Console) fail(w http.ResponseWriter, err error) {
 	http.Error(w, "Internal error.", http.StatusInternalServerError)
 }
 
-// back returns the browser to the page it acted on, with a message.
-func (c *Console) back(w http.ResponseWriter, r *http.Request, to, msg string) {
-	c.flash(w, msg)
+// back returns the browser to the page it acted on, with the outcome.
+func (c *Console) back(w http.ResponseWriter, r *http.Request, to string, f flash) {
+	c.flash(w, f)
 	http.Redirect(w, r, to, http.StatusSeeOther)
 }
 
@@ -441,6 +453,15 @@ func field(v any, key string) any {
 		return m[key]
 	}
 	return nil
+}
+
+// fieldPath reads a dotted path of keys ("order.id") from a decoded JSON
+// object.
+func fieldPath(v any, path string) any {
+	for _, k := range strings.Split(path, ".") {
+		v = field(v, k)
+	}
+	return v
 }
 
 // str shows a decoded JSON value: numbers without exponent, null as "".

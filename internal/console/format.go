@@ -132,11 +132,41 @@ func dayLabel(date string) string {
 }
 
 // shortID shows the start of an id, the whole on hover.
+// shortID shows a long id by its end: payd's ids are UUIDv7, whose first
+// characters are the time they were made (the same for everything made
+// in one moment) and whose last are random, so the end tells them apart.
+// The whole id is the title.
 func shortID(id string) template.HTML {
 	if len(id) <= 13 {
 		return template.HTML(template.HTMLEscapeString(id))
 	}
-	return template.HTML(`<span class="id" title="` + template.HTMLEscapeString(id) + `">` + template.HTMLEscapeString(id[:8]) + `…</span>`)
+	return template.HTML(`<span class="id" title="` + template.HTMLEscapeString(id) + `">…` + template.HTMLEscapeString(id[len(id)-8:]) + `</span>`)
+}
+
+// statusLabel is a status's words for an object of kind ("" for any):
+// the kind's own ("st.qr.Active") when it has them.
+func statusLabel(lang, kind, st string) string {
+	if kind != "" {
+		if l, ok := texts[lang]["st."+kind+"."+st]; ok {
+			return l
+		}
+	}
+	return tr(lang, "st."+st)
+}
+
+func badgeHTML(lang, kind, st string) template.HTML {
+	if st == "" {
+		return ""
+	}
+	cls := badges[st]
+	if cls == "" {
+		cls = "wait"
+	}
+	if kind == "qr" && st == "Active" {
+		cls = "ok" // a QR that takes payments, paid or not
+	}
+	return template.HTML(`<span class="badge b-` + cls + `" data-status="` + template.HTMLEscapeString(st) + `">` +
+		template.HTMLEscapeString(statusLabel(lang, kind, st)) + `</span>`)
 }
 
 // funcs are the templates' functions in lang.
@@ -172,23 +202,17 @@ func funcs(lang string) template.FuncMap {
 			}
 			return when(lang, t)
 		},
-		// badge shows a status in words and colour; data-status keeps the API's name.
-		"badge": func(v any) template.HTML {
-			st := str(v)
-			if st == "" {
-				return ""
-			}
-			cls := badges[st]
-			if cls == "" {
-				cls = "wait"
-			}
-			return template.HTML(`<span class="badge b-` + cls + `" data-status="` + template.HTMLEscapeString(st) + `">` +
-				template.HTMLEscapeString(tr(lang, "st."+st)) + `</span>`)
-		},
-		"short": shortID,
-		"day":   dayLabel,
-		"obj":   func(o string) string { return tr(lang, "obj."+o) },
-		"list":  func(xs ...string) []string { return xs },
+		// badge shows a status in words and colour; data-status keeps the
+		// API's name. kbadge is badge for a status of one kind of object,
+		// whose words may be its own (a QR's Active is payable, an RTP's
+		// is waiting for its payer).
+		"badge":  func(v any) template.HTML { return badgeHTML(lang, "", str(v)) },
+		"kbadge": func(kind string, v any) template.HTML { return badgeHTML(lang, kind, str(v)) },
+		"stl":    func(kind, st string) string { return statusLabel(lang, kind, st) },
+		"short":  shortID,
+		"day":    dayLabel,
+		"obj":    func(o string) string { return tr(lang, "obj."+o) },
+		"list":   func(xs ...string) []string { return xs },
 		"dict": func(kv ...any) map[string]any {
 			m := map[string]any{}
 			for i := 0; i+1 < len(kv); i += 2 {

@@ -19,9 +19,14 @@ import (
 type filter struct {
 	Name    string
 	Options []string // a select when set
+	// Date: a date picker; a plain date YYYY-MM-DD is sent to the API as
+	// the start of that day (a …From filter) or its end (a …To filter).
+	Date bool
 }
 
-// col is one column of a list: a record's key and how to show it.
+// col is one column of a list: a record's key (its label's too), a dotted
+// path into the record where the value is nested ("order.id"), and how to
+// show it.
 type col struct {
 	Key, Show string // Show: id, status, money, time, text
 }
@@ -41,22 +46,23 @@ var statusRTP = []string{"Created", "Active", "Accepted", "Rejected", "Expired",
 var kinds = map[string]*kind{
 	"rtp": {name: "rtp", object: payd.ObjectRTP, list: "/v2/rtp", get: "/v2/rtp/", id: "rtpId", sortBy: "createdAt",
 		cols: []col{{"rtpId", "id"}, {"status", "status"}, {"amount", "money"}, {"description", "text"}, {"orderId", "text"}, {"createdAt", "time"}},
-		filters: []filter{{Name: "status", Options: statusRTP}, {Name: "rtpId"}, {Name: "orderId"}, {Name: "description"}, {Name: "createdAtFrom"},
-			{Name: "createdAtTo"}}},
+		filters: []filter{{Name: "status", Options: statusRTP}, {Name: "rtpId"}, {Name: "orderId"}, {Name: "description"}, {Name: "createdAtFrom", Date: true},
+			{Name: "createdAtTo", Date: true}}},
 	"qr": {name: "qr", object: payd.ObjectQR, list: "/v2/instant/qr", get: "/v2/instant/qr/", id: "qrId", sortBy: "createdAt",
 		cols: []col{{"qrId", "id"}, {"type", "text"}, {"status", "status"}, {"amount", "money"}, {"description", "text"}, {"orderId", "text"},
 			{"createdAt", "time"}},
 		filters: []filter{{Name: "status", Options: []string{"Active", "Paid", "Expired", "Cancelled", "Inactive"}},
 			{Name: "type", Options: []string{"Static", "Dynamic", "Hybrid"}}, {Name: "qrId"}, {Name: "orderId"}, {Name: "description"}}},
 	"checkouts": {name: "checkouts", object: payd.ObjectCheckout, list: "/v2/checkouts", get: "/v2/checkouts/", id: "id", sortBy: "createdAt",
-		cols: []col{{"id", "id"}, {"status", "status"}, {"amount", "money"}, {"orderId", "text"}, {"payerName", "text"}, {"createdAt", "time"}},
+		cols: []col{{"id", "id"}, {"status", "status"}, {"amount", "money"}, {"order.id", "text"}, {"payer.name", "text"}, {"createdAt", "time"}},
 		filters: []filter{{Name: "status", Options: []string{"WaitingForInit", "Initialized", "PaymentMethodSelected", "Completed", "Failed",
-			"Cancelled", "Abandoned", "Expired"}}, {Name: "id"}, {Name: "orderId"}, {Name: "payerName"}, {Name: "createdAtFrom"}, {Name: "createdAtTo"}}},
+			"Cancelled", "Abandoned", "Expired"}}, {Name: "id"}, {Name: "orderId"}, {Name: "payerName"}, {Name: "createdAtFrom", Date: true},
+			{Name: "createdAtTo", Date: true}}},
 	"payments": {name: "payments", object: payd.ObjectPayment, list: "/v2/payments", get: "/v2/payments/", id: "paymentId", sortBy: "executedAt",
 		cols: []col{{"paymentId", "id"}, {"status", "status"}, {"amount", "money"}, {"paymentMethod", "text"}, {"senderName", "text"},
 			{"orderId", "text"}, {"executedAt", "time"}},
 		filters: []filter{{Name: "status", Options: []string{"Executed", "PartiallyRefunded", "Refunded", "Failed"}}, {Name: "paymentId"},
-			{Name: "paymentIntentId"}, {Name: "orderId"}, {Name: "senderName"}, {Name: "executedAtFrom"}, {Name: "executedAtTo"}}},
+			{Name: "paymentIntentId"}, {Name: "orderId"}, {Name: "senderName"}, {Name: "executedAtFrom", Date: true}, {Name: "executedAtTo", Date: true}}},
 	"refunds": {name: "refunds", object: payd.ObjectRefund, get: "/v2/payments/refunds/", id: "id",
 		cols:    []col{{"id", "id"}, {"status", "status"}, {"amount", "money"}, {"paymentId", "id"}, {"refundReason", "text"}, {"executedAt", "time"}},
 		filters: []filter{{Name: "status", Options: []string{"Created", "Requested", "Accepted", "Rejected", "Manual"}}, {Name: "paymentId"}}},
@@ -64,7 +70,7 @@ var kinds = map[string]*kind{
 		cols: []col{{"callbackId", "id"}, {"event", "text"}, {"objectId", "id"}, {"state", "status"}, {"attempts", "text"},
 			{"lastStatusCode", "text"}, {"createdAt", "time"}},
 		filters: []filter{{Name: "state", Options: []string{"Pending", "Delivered", "Failed"}}, {Name: "event"}, {Name: "objectId"},
-			{Name: "createdAtFrom"}, {Name: "createdAtTo"}}},
+			{Name: "createdAtFrom", Date: true}, {Name: "createdAtTo", Date: true}}},
 }
 
 // kindOf is the console list an event's object lives in.
@@ -94,7 +100,7 @@ type bar struct {
 func (c *Console) overview(w http.ResponseWriter, r *http.Request, s *session) {
 	lang := c.langOf(w, r)
 	ctx := r.Context()
-	counts, err := c.store.StateCounts(ctx, s.m.ID)
+	counts, err := c.store.StateCounts(ctx, s.m.ID, s.m.Now(c.clock.Now()))
 	if err != nil {
 		c.fail(w, err)
 		return
@@ -199,6 +205,7 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, s *session) {
 type cell struct {
 	Text, Href, Show string
 	Value, Ccy       any
+	Kind             string // the list's, for its statuses' words (kbadge)
 }
 
 func (c *Console) list(w http.ResponseWriter, r *http.Request, s *session) {
@@ -269,6 +276,14 @@ func (c *Console) listItems(r *http.Request, s *session, k *kind, q url.Values, 
 	for name, v := range q {
 		api[name] = v
 	}
+	for _, f := range k.filters {
+		if d, err := time.Parse(time.DateOnly, api.Get(f.Name)); f.Date && err == nil {
+			if strings.HasSuffix(f.Name, "To") {
+				d = d.Add(24*time.Hour - time.Millisecond) // the day's end: the day is included
+			}
+			api.Set(f.Name, payd.FormatTime(d))
+		}
+	}
 	api.Set("count", strconv.Itoa(count))
 	api.Set("offset", strconv.Itoa(offset))
 	api.Set("sortBy", k.sortBy)
@@ -287,8 +302,8 @@ func (c *Console) rows(k *kind, items []any) [][]cell {
 	for _, it := range items {
 		var row []cell
 		for i, cl := range k.cols {
-			v := field(it, cl.Key)
-			x := cell{Text: str(v), Show: cl.Show, Value: v, Ccy: field(it, "currency")}
+			v := fieldPath(it, cl.Key)
+			x := cell{Text: str(v), Show: cl.Show, Value: v, Ccy: field(it, "currency"), Kind: k.name}
 			switch {
 			case i == 0:
 				x.Href = "/console/" + k.name + "/" + url.PathEscape(x.Text)
@@ -721,9 +736,10 @@ func (c *Console) act(w http.ResponseWriter, r *http.Request, s *session) {
 			c.notFound(w, r, s)
 			return
 		}
-		done = res.message()
+		c.back(w, r, here, flash{Msg: res.message()})
+		return
 	}
-	c.back(w, r, here, done)
+	c.back(w, r, here, flash{Msg: done, OK: true})
 }
 
 // jsonNumber sends a typed amount as the number it reads as, so the API
@@ -741,20 +757,38 @@ func (n rawNumber) MarshalJSON() ([]byte, error) { return []byte(n), nil }
 
 func (c *Console) advanceClock(w http.ResponseWriter, r *http.Request, s *session) {
 	secs, err := strconv.ParseInt(strings.TrimSpace(r.PostForm.Get("seconds")), 10, 64)
-	back := r.PostForm.Get("back")
-	if !strings.HasPrefix(back, "/console") || strings.HasPrefix(back, "//") {
-		back = "/console"
-	}
+	back := backTo(r)
 	body := map[string]any{"seconds": secs}
 	if err != nil {
 		body["seconds"] = r.PostForm.Get("seconds")
 	}
 	res := c.call(r, s.token, http.MethodPost, "/v2/sandbox/clock/advance", body)
-	msg := c.tr(r, "clock.advanced")
 	if !res.ok() {
-		msg = res.message()
+		c.back(w, r, back, flash{Msg: res.message()})
+		return
 	}
-	c.back(w, r, back, msg)
+	c.back(w, r, back, flash{Msg: c.tr(r, "clock.advanced"), OK: true})
+}
+
+// backTo is the console page a clock form returns to: its "back" field
+// when it names a console page, else the overview.
+func backTo(r *http.Request) string {
+	back := r.PostForm.Get("back")
+	if !strings.HasPrefix(back, "/console") || strings.HasPrefix(back, "//") {
+		return "/console"
+	}
+	return back
+}
+
+// resetClock returns the merchant's test clock to real time.
+func (c *Console) resetClock(w http.ResponseWriter, r *http.Request, s *session) {
+	back := backTo(r)
+	res := c.call(r, s.token, http.MethodPost, "/v2/sandbox/clock/reset", map[string]any{})
+	if !res.ok() {
+		c.back(w, r, back, flash{Msg: res.message()})
+		return
+	}
+	c.back(w, r, back, flash{Msg: c.tr(r, "clock.reset"), OK: true})
 }
 
 // amountText is an object's amount in lang, "" when it has none.

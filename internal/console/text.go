@@ -8,7 +8,16 @@ var languages = []string{"ro", "ru", "en"}
 // in ro or ru falls back to en (TestConsoleTextsComplete keeps them whole).
 var texts = map[string]map[string]string{
 	"en": {
-		"title": "payd console", "lang": "Language", "skip": "Skip to content",
+		// The new clock controls, filter labels, and words of a status that
+		// differ by kind.
+		"clock.unit": "seconds", "clock.resetButton": "Back to real time", "clock.reset": "The clock is back on real time.",
+		"order.id": "Order ID", "payer.name": "Payer",
+		"f.status": "Status", "f.state": "State", "f.type": "Type", "f.rtpId": "RTP ID", "f.qrId": "QR ID", "f.id": "Checkout ID",
+		"f.orderId": "Order ID", "f.description": "Description", "f.payerName": "Payer name", "f.paymentId": "Payment ID",
+		"f.paymentIntentId": "Paid object ID", "f.senderName": "Sender", "f.event": "Event", "f.objectId": "Object ID",
+		"f.createdAtFrom": "Created from", "f.createdAtTo": "Created until", "f.executedAtFrom": "Paid from", "f.executedAtTo": "Paid until",
+		"st.qr.Active": "Active",
+		"title":        "payd console", "lang": "Language", "skip": "Skip to content",
 		"signin": "Sign in", "signin.lead": "Sign in with your merchant credentials: the clientId and clientSecret your integration uses.",
 		"signin.failed": "Those credentials were not accepted.", "signin.limited": "Too many attempts. Try again in a minute.",
 		"signout": "Sign out", "clientId": "Client ID", "clientSecret": "Client secret",
@@ -64,7 +73,14 @@ var texts = map[string]map[string]string{
 		"obj.callback": "Callback",
 	},
 	"ro": {
-		"title": "Consola payd", "lang": "Limba", "skip": "Salt la conținut",
+		"clock.unit": "secunde", "clock.resetButton": "Înapoi la ora reală", "clock.reset": "Ceasul a revenit la ora reală.",
+		"order.id": "ID comandă", "payer.name": "Plătitor",
+		"f.status": "Stare", "f.state": "Stare", "f.type": "Tip", "f.rtpId": "ID RTP", "f.qrId": "ID QR", "f.id": "ID checkout",
+		"f.orderId": "ID comandă", "f.description": "Descriere", "f.payerName": "Nume plătitor", "f.paymentId": "ID plată",
+		"f.paymentIntentId": "ID obiect plătit", "f.senderName": "Plătitor", "f.event": "Eveniment", "f.objectId": "ID obiect",
+		"f.createdAtFrom": "Creat de la", "f.createdAtTo": "Creat până la", "f.executedAtFrom": "Plătit de la", "f.executedAtTo": "Plătit până la",
+		"st.qr.Active": "Activ",
+		"title":        "Consola payd", "lang": "Limba", "skip": "Salt la conținut",
 		"signin": "Autentificare", "signin.lead": "Autentificați-vă cu datele de comerciant: clientId și clientSecret folosite de integrarea dvs.",
 		"signin.failed": "Datele nu au fost acceptate.", "signin.limited": "Prea multe încercări. Reîncercați peste un minut.",
 		"signout": "Ieșire", "clientId": "Client ID", "clientSecret": "Client secret",
@@ -119,7 +135,14 @@ var texts = map[string]map[string]string{
 		"obj.callback": "Notificare",
 	},
 	"ru": {
-		"title": "Консоль payd", "lang": "Язык", "skip": "Перейти к содержимому",
+		"clock.unit": "секунд", "clock.resetButton": "Вернуть реальное время", "clock.reset": "Часы вернулись к реальному времени.",
+		"order.id": "Номер заказа", "payer.name": "Плательщик",
+		"f.status": "Статус", "f.state": "Состояние", "f.type": "Тип", "f.rtpId": "ID RTP", "f.qrId": "ID QR", "f.id": "ID оплаты",
+		"f.orderId": "Номер заказа", "f.description": "Описание", "f.payerName": "Имя плательщика", "f.paymentId": "ID платежа",
+		"f.paymentIntentId": "ID оплаченного объекта", "f.senderName": "Отправитель", "f.event": "Событие", "f.objectId": "ID объекта",
+		"f.createdAtFrom": "Создан с", "f.createdAtTo": "Создан по", "f.executedAtFrom": "Оплачен с", "f.executedAtTo": "Оплачен по",
+		"st.qr.Active": "Активен",
+		"title":        "Консоль payd", "lang": "Язык", "skip": "Перейти к содержимому",
 		"signin": "Вход", "signin.lead": "Войдите с данными продавца: clientId и clientSecret, которые использует ваша интеграция.",
 		"signin.failed": "Данные не приняты.", "signin.limited": "Слишком много попыток. Повторите через минуту.",
 		"signout": "Выйти", "clientId": "Client ID", "clientSecret": "Client secret",

@@ -19,18 +19,28 @@ type StateCount struct {
 // StateCounts counts the merchant's RTPs, QRs, checkouts, refunds and
 // callbacks by stored status (the expiry loop keeps it current within
 // seconds), and its payments by whether they are refunded.
-func (s *Store) StateCounts(ctx context.Context, merchantID string) ([]StateCount, error) {
+func (s *Store) StateCounts(ctx context.Context, merchantID string, now time.Time) ([]StateCount, error) {
 	var out []StateCount
-	for _, q := range []struct{ object, sql string }{
-		{payd.ObjectRTP, "SELECT status, COUNT(*) FROM rtps WHERE merchant_id = ? GROUP BY status ORDER BY status"},
-		{payd.ObjectQR, "SELECT status, COUNT(*) FROM qrs WHERE merchant_id = ? GROUP BY status ORDER BY status"},
-		{payd.ObjectCheckout, "SELECT status, COUNT(*) FROM checkouts WHERE merchant_id = ? GROUP BY status ORDER BY status"},
+	n := ms(now)
+	// Deadlines apply as of now, as every read applies them (rtpStatusExpr,
+	// qrStatusExpr, checkoutStatusExpr): counts read right after the test
+	// clock moved, before the expiry loop writes, are already current.
+	for _, q := range []struct {
+		object, sql string
+		args        []any
+	}{
+		{payd.ObjectRTP, "SELECT " + rtpStatusExpr + " AS st, COUNT(*) FROM rtps WHERE merchant_id = ? GROUP BY st ORDER BY st", []any{n, merchantID}},
+		{payd.ObjectQR, "SELECT " + qrStatusExpr + " AS st, COUNT(*)" + qrFrom + " WHERE q.merchant_id = ? GROUP BY st ORDER BY st",
+			[]any{s.qrInactivity().Milliseconds(), n, n, merchantID}},
+		{payd.ObjectCheckout, "SELECT " + checkoutStatusExpr + " AS st, COUNT(*) FROM checkouts c WHERE c.merchant_id = ? GROUP BY st ORDER BY st",
+			[]any{n, n, merchantID}},
 		{payd.ObjectPayment, `SELECT CASE WHEN failed = 1 THEN 'Failed' WHEN refunded = amount THEN 'Refunded'
-			WHEN refunded > 0 THEN 'PartiallyRefunded' ELSE 'Executed' END AS st, COUNT(*) FROM payments WHERE merchant_id = ? GROUP BY st ORDER BY st`},
-		{payd.ObjectRefund, "SELECT status, COUNT(*) FROM refunds WHERE merchant_id = ? GROUP BY status ORDER BY status"},
-		{"callback", "SELECT state, COUNT(*) FROM callbacks WHERE merchant_id = ? GROUP BY state ORDER BY state"},
+			WHEN refunded > 0 THEN 'PartiallyRefunded' ELSE 'Executed' END AS st, COUNT(*) FROM payments WHERE merchant_id = ? GROUP BY st ORDER BY st`,
+			[]any{merchantID}},
+		{payd.ObjectRefund, "SELECT status, COUNT(*) FROM refunds WHERE merchant_id = ? GROUP BY status ORDER BY status", []any{merchantID}},
+		{"callback", "SELECT state, COUNT(*) FROM callbacks WHERE merchant_id = ? GROUP BY state ORDER BY state", []any{merchantID}},
 	} {
-		rows, err := s.query(ctx, q.sql, merchantID)
+		rows, err := s.query(ctx, q.sql, q.args...)
 		if err != nil {
 			return nil, fmt.Errorf("count %s: %w", q.object, err)
 		}
