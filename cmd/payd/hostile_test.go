@@ -226,3 +226,40 @@ func TestKeysRotateRefusedWhileServing(t *testing.T) {
 		t.Errorf("keys rotate with the instance stopped: %d %q", code, out)
 	}
 }
+
+// TestEnvExampleStarts: production payd starts from deploy/payd.env.example
+// once its placeholders (CHANGE-ME) are filled, and the file names every
+// setting production requires (it once lacked PAYD_RAILS_BIC).
+func TestEnvExampleStarts(t *testing.T) {
+	raw, err := os.ReadFile("../../deploy/payd.env.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill := map[string]string{
+		"PAYD_DATABASE_URL": "sqlite:" + filepath.Join(t.TempDir(), "payd.db"), "PAYD_SECRET_KEY": storetest.SecretKeyB64,
+		"PAYD_RAILS_KEY": "a-shared-secret-0123456789", "PAYD_RAILS_BIC": "PAYDMD22",
+	}
+	env := map[string]string{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), "=")
+		if !ok || strings.HasPrefix(k, "#") {
+			continue
+		}
+		if f, ok := fill[k]; ok {
+			v = f
+		} else if strings.Contains(v, "CHANGE-ME") {
+			t.Fatalf("%s=%s: a placeholder this test does not fill", k, v)
+		}
+		env[k] = v
+	}
+	for k := range fill {
+		if env[k] == "" {
+			t.Errorf("payd.env.example has no %s", k)
+		}
+	}
+	// Addresses of the example's host, moved to loopback for the test.
+	addr := freeAddr(t)
+	env["PAYD_METRICS_ADDR"], env["PAYD_ADDR"] = freeAddr(t), addr
+	p := startProc(t, env, addr)
+	p.stop()
+}

@@ -97,6 +97,7 @@ func (p *proc) start() {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	p.kill() // not left running when the test ends
 	p.t.Fatalf("payd did not become ready; logs:\n%s", p.logs.String())
 }
 
