@@ -370,9 +370,18 @@ func TestCards_postgres(t *testing.T) {
 			t.Errorf("card start with the acquirer down: %d", res.StatusCode)
 		}
 		e.bank.call(t, "POST", "/acquirer/up", nil)
-		res = startCard(t, hc, pageURL)
-		res.Body.Close()
-		payAtAcquirer(t, hc, res.Header.Get("Location"), approvedCard)
+		// A failed start holds the next for 5 s (no call to the acquirer
+		// meanwhile): the payer's retry after that goes through.
+		var loc string
+		for deadline := time.Now().Add(10 * time.Second); loc == "" && time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+			res = startCard(t, hc, pageURL)
+			res.Body.Close()
+			loc = res.Header.Get("Location")
+		}
+		if loc == "" {
+			t.Fatal("the card start never went through once the acquirer was back")
+		}
+		payAtAcquirer(t, hc, loc, approvedCard)
 		waitStatus(id, "Completed", 10*time.Second)
 		payID := str(paymentOf(id), "paymentId")
 
