@@ -48,6 +48,7 @@ type bank struct {
 	bookings   []*booking      // what the bank booked on its customers' accounts
 	accounts   map[string]bool // the merchants' accounts it knows
 	stmtSeq    int
+	loc        *time.Location // the bank's calendar
 }
 
 // exchange is a message payd-bank sent and what payd answered.
@@ -61,7 +62,7 @@ type exchange struct {
 
 func newBank(paydURL, key, bic string) *bank {
 	return &bank{paydURL: paydURL, key: key, bic: bic, client: &http.Client{Timeout: 10 * time.Second}, byID: map[string]*message{},
-		accounts: map[string]bool{}}
+		accounts: map[string]bool{}, loc: time.UTC}
 }
 
 func (b *bank) routes(mux *http.ServeMux) {
@@ -389,6 +390,9 @@ type creditOrder struct {
 	BookedAmount string `json:"bookedAmount"`
 	BookTwice    bool   `json:"bookTwice"`
 	BookOn       string `json:"bookOn"`
+	// TxID is the network's transaction id (default: a new one); a
+	// dropped credit's, with unbooked, sends that credit to payd late.
+	TxID string `json:"txId"`
 }
 
 func (b *bank) pay(w http.ResponseWriter, r *http.Request) {
@@ -412,7 +416,10 @@ func (b *bank) credit(w http.ResponseWriter, o creditOrder) {
 	if o.Creditor == "" {
 		o.Creditor = "MERCHANT"
 	}
-	txID := newMsgID()
+	txID := o.TxID
+	if txID == "" {
+		txID = newMsgID()
+	}
 	tx := iso20022.CreditTx{
 		PmtID: iso20022.PaymentID{EndToEndID: o.EndToEndID, TxID: txID}, Amt: iso20022.Amount{Ccy: o.Currency, Value: o.Amount},
 		AccptncDtTm: now(), ChrgBr: iso20022.ChargesShared,

@@ -11,6 +11,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -25,6 +26,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	_ "time/tzdata"
 )
 
 const usage = `payd-bank: a reference ISO 20022 connector, payers' bank and card acquirer for payd.
@@ -38,6 +40,9 @@ Usage:
   -key-file  a file holding the shared secret (payd's PAYD_RAILS_KEY); or -key
              SECRET, or PAYD_RAILS_KEY in the environment
   -bic       this bank's BIC, the payers' agent (default BANKMD22)
+  -timezone  the time zone of the bank's calendar, whose dates its bookings
+             and statements carry (default Europe/Chisinau; or
+             PAYD_BANK_TIMEZONE in the environment, as payd reads it)
   -ca-file   PEM certificates to trust (besides the system's) for HTTPS to payd
   -acquirer-project, -acquirer-secret-file, -acquirer-signature-key-file
              play a card acquirer (maib e-Commerce API v1) for this project;
@@ -83,13 +88,14 @@ Control API of the rails (JSON answers):
   POST /up                          answer again
   POST /duplicates?on=true|false    send every message to payd twice
   GET  /bookings                    what the bank booked on the merchants' accounts
-  GET  /statements?kind=camt.053|camt.054&date=YYYY-MM-DD
+  GET  /statements?kind=camt.053|camt.054&date=YYYY-MM-DD[&version=001.02|001.04|001.08]
                                     the statement of a date (camt.053: every account
                                     with its balances; camt.054: entries not yet notified)
   POST /statements/send?kind=…&date=…
                                     the same, sent to payd, signed
   /pay also takes "dropMessage", "unbooked", "bookedAmount", "bookTwice" and
-  "bookOn" (YYYY-MM-DD): how the bank books the credit (docs/reconciliation.md)
+  "bookOn" (YYYY-MM-DD): how the bank books the credit (docs/reconciliation.md);
+  "txId" with "unbooked" sends a dropped credit (its txId) to payd late
 
 The acquirer (maib e-Commerce API v1 and its card page):
   POST /v1/generate-token, POST /v1/pay, GET /v1/pay-info/{payId}, POST /v1/refund
@@ -124,6 +130,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	key := fs.String("key", "", "shared secret (appears in the process list: prefer -key-file)")
 	keyFile := fs.String("key-file", "", "a file holding the shared secret")
 	bic := fs.String("bic", "BANKMD22", "this bank's BIC, the payers' agent")
+	zone := fs.String("timezone", cmp.Or(os.Getenv("PAYD_BANK_TIMEZONE"), "Europe/Chisinau"), "the time zone of the bank's calendar")
 	acqProject := fs.String("acquirer-project", os.Getenv("PAYD_ACQUIRER_PROJECT_ID"), "the acquirer's project id")
 	acqSecretFile := fs.String("acquirer-secret-file", "", "a file holding the acquirer project's secret")
 	acqKeyFile := fs.String("acquirer-signature-key-file", "", "a file holding the acquirer's callback signature key")
@@ -145,6 +152,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if *key == "" {
 		*key = os.Getenv("PAYD_RAILS_KEY")
+	}
+	loc, err := time.LoadLocation(*zone)
+	if err != nil {
+		fmt.Fprintln(stderr, "payd-bank: -timezone:", err)
+		return 2
 	}
 	secret, err := fromFile(*acqSecretFile, "PAYD_ACQUIRER_PROJECT_SECRET")
 	var signatureKey string
@@ -185,7 +197,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, map[string]any{"ok": true}) })
 	if rails {
 		b := newBank(*paydURL, *key, *bic)
-		b.client = client
+		b.client, b.loc = client, loc
 		b.routes(mux)
 	}
 	if *acqProject != "" {

@@ -30,7 +30,8 @@ type booking struct {
 	Notified   bool   `json:"notified"` // sent in a camt.054 already
 }
 
-func today() string { return time.Now().UTC().Format(time.DateOnly) }
+// today is the bank's date now, in its calendar.
+func (b *bank) today() string { return time.Now().In(b.loc).Format(time.DateOnly) }
 
 func (b *bank) addBooking(bk booking) {
 	b.mu.Lock()
@@ -48,7 +49,7 @@ func (b *bank) bookCredit(o creditOrder, txID string) {
 	}
 	date := o.BookOn
 	if date == "" {
-		date = today()
+		date = b.today()
 	}
 	amount := o.Amount
 	if o.BookedAmount != "" {
@@ -68,7 +69,7 @@ func (b *bank) bookReturn(ret *message) {
 	if ret.CreditorIBAN == "" {
 		return
 	}
-	b.addBooking(booking{Account: payd.NormalizeIBAN(ret.CreditorIBAN), Date: today(), Direction: "DBIT", Amount: ret.Amount,
+	b.addBooking(booking{Account: payd.NormalizeIBAN(ret.CreditorIBAN), Date: b.today(), Direction: "DBIT", Amount: ret.Amount,
 		Currency: ret.Currency, EndToEndID: ret.EndToEndID, TxID: iso20022.ID(ret.ObjectID)})
 }
 
@@ -82,29 +83,28 @@ func (b *bank) listBookings(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 200, out)
 }
 
-// statement writes the statement of a date: kind camt.053 (every account
-// the bank knows, with its balances, even without entries) or camt.054
-// (the accounts with entries of the date not notified yet; they count as
-// notified after).
-func (b *bank) statement(kind, date string) ([]byte, string, error) {
-	day, err := time.Parse(time.DateOnly, date)
-	if err != nil {
+// statement writes the statement of a date in version (001.02, 001.04 or
+// 001.08): kind camt.053 (every account the bank knows, with its
+// balances, even without entries) or camt.054 (the accounts with entries
+// of the date not notified yet; they count as notified after).
+func (b *bank) statement(kind, date, version string) ([]byte, string, error) {
+	if _, err := time.Parse(time.DateOnly, date); err != nil {
 		return nil, "", fmt.Errorf("date must be YYYY-MM-DD")
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.stmtSeq++
 	msgID := fmt.Sprintf("S%s%s%04d", kind[5:8], date[2:4]+date[5:7]+date[8:10], b.stmtSeq)
-	created := iso20022.Time(time.Now())
+	created := time.Now()
 	accounts := make([]string, 0, len(b.accounts))
 	for a := range b.accounts {
 		accounts = append(accounts, a)
 	}
 	sort.Strings(accounts)
-	var reports []iso20022.AccountReport
+	st := &payd.Statement{MsgID: msgID, Kind: kind, CreatedAt: created, Page: 1, LastPage: true}
 	for _, acct := range accounts {
 		var opening, closing payd.Money
-		var entries []iso20022.Entry
+		var entries []payd.StatementEntry
 		for _, bk := range b.bookings {
 			if bk.Account != acct || bk.Date > date {
 				continue
@@ -118,77 +118,71 @@ func (b *bank) statement(kind, date string) ([]byte, string, error) {
 				continue
 			}
 			closing += m
-			if kind == "camt.054" && bk.Notified {
+			if kind == payd.KindCamt054 && bk.Notified {
 				continue
 			}
-			if kind == "camt.054" {
+			if kind == payd.KindCamt054 {
 				bk.Notified = true
 			}
 			entries = append(entries, entryOf(bk))
 		}
 		closing += opening
-		if kind == "camt.054" && len(entries) == 0 {
+		if kind == payd.KindCamt054 && len(entries) == 0 {
 			continue
 		}
-		rep := iso20022.AccountReport{ID: acct[len(acct)-8:] + "-" + date, CreDtTm: created, Acct: *iso20022.IBAN(acct), Ntries: entries,
-			FrToDt: &iso20022.Period{FrDtTm: iso20022.Time(day), ToDtTm: iso20022.Time(day.Add(24*time.Hour - time.Millisecond))}}
-		if kind == "camt.053" {
-			rep.Bal = []iso20022.Balance{balance("OPBD", opening, date), balance("CLBD", closing, date)}
+		rep := payd.StatementReport{ID: acct[len(acct)-8:] + "-" + date, Account: acct, AccountIsIBAN: true, AccountCcy: "MDL",
+			From: date, To: date, CreatedAt: created, Entries: entries}
+		if kind == payd.KindCamt053 {
+			rep.Balances = []payd.Balance{{Type: "OPBD", Amount: opening, Currency: "MDL", Date: date},
+				{Type: "CLBD", Amount: closing, Currency: "MDL", Date: date}}
 		}
-		reports = append(reports, rep)
+		st.Reports = append(st.Reports, rep)
 	}
-	hdr := iso20022.StatementHeader{MsgID: msgID, CreDtTm: created}
-	var v any = &iso20022.Camt053{Body: iso20022.Camt053Body{GrpHdr: hdr, Stmts: reports}}
-	if kind == "camt.054" {
-		v = &iso20022.Camt054{Body: iso20022.Camt054Body{GrpHdr: hdr, Ntfctns: reports}}
-	}
-	if len(reports) == 0 {
+	if len(st.Reports) == 0 {
 		return nil, "", fmt.Errorf("no account to report")
 	}
-	body, err := iso20022.Marshal(v)
+	body, err := iso20022.WriteStatement(st, version)
 	return body, msgID, err
 }
 
-func entryOf(bk *booking) iso20022.Entry {
-	code := iso20022.CodeReceivedCredit
+// entryOf is a booking as a statement entry: a received credit
+// transfer, or a refund's return, with its references.
+func entryOf(bk *booking) payd.StatementEntry {
+	code := payd.BankTxCode{Domain: "PMNT", Family: "RCDT", SubFamily: "DMCT"}
+	dir := payd.DirCredit
 	if bk.Direction == "DBIT" {
-		code = iso20022.CodeReturn
+		code, dir = payd.BankTxCode{Domain: "PMNT", Family: "ICDT", SubFamily: "RRTN"}, payd.DirDebit
 	}
-	refs := &iso20022.TxRefs{AcctSvcrRef: bk.Ref, EndToEndID: bk.EndToEndID, TxID: bk.TxID}
-	amt := iso20022.Amount{Ccy: bk.Currency, Value: bk.Amount}
-	return iso20022.Entry{NtryRef: bk.Ref, Amt: amt, CdtDbtInd: bk.Direction, Sts: "BOOK",
-		BookgDt: &iso20022.DateChoice{Dt: bk.Date}, ValDt: &iso20022.DateChoice{Dt: bk.Date}, AcctSvcrRef: bk.Ref, BkTxCd: code,
-		NtryDtls: []iso20022.EntryDetails{{TxDtls: []iso20022.TxDetails{{Refs: refs, Amt: &amt, CdtDbtInd: bk.Direction}}}}}
+	m, _ := payd.ParseMoney(bk.Amount)
+	return payd.StatementEntry{EntryRef: bk.Ref, BankRef: bk.Ref, BookingDate: bk.Date, ValueDate: bk.Date, Direction: dir, Amount: m,
+		Currency: bk.Currency, Code: code, Txs: []payd.StatementTx{{Amount: m, Currency: bk.Currency, Direction: dir, BankRef: bk.Ref,
+			EndToEndID: bk.EndToEndID, TxID: bk.TxID}}}
 }
 
-func balance(tp string, m payd.Money, date string) iso20022.Balance {
-	ind := "CRDT"
-	if m < 0 {
-		ind, m = "DBIT", -m
-	}
-	return iso20022.Balance{Tp: tp, Amt: iso20022.Amount{Ccy: "MDL", Value: m.String()}, CdtDbtInd: ind, Dt: iso20022.DateChoice{Dt: date}}
-}
-
-func statementParams(r *http.Request) (kind, date string, ok bool) {
-	kind, date = r.URL.Query().Get("kind"), r.URL.Query().Get("date")
+func (b *bank) statementParams(r *http.Request) (kind, date, version string, ok bool) {
+	kind, date, version = r.URL.Query().Get("kind"), r.URL.Query().Get("date"), r.URL.Query().Get("version")
 	if kind == "" {
-		kind = "camt.053"
+		kind = payd.KindCamt053
 	}
 	if date == "" {
-		date = today()
+		date = b.today()
 	}
-	return kind, date, kind == "camt.053" || kind == "camt.054"
+	if version == "" {
+		version = "001.08"
+	}
+	return kind, date, version, (kind == payd.KindCamt053 || kind == payd.KindCamt054) &&
+		(version == "001.02" || version == "001.04" || version == "001.08")
 }
 
 // getStatement is GET /statements?date=&kind=: the statement as XML (a
 // file for "payd reconcile import").
 func (b *bank) getStatement(w http.ResponseWriter, r *http.Request) {
-	kind, date, ok := statementParams(r)
+	kind, date, version, ok := b.statementParams(r)
 	if !ok {
-		writeJSON(w, 400, map[string]any{"error": "kind must be camt.053 or camt.054"})
+		writeJSON(w, 400, map[string]any{"error": "kind must be camt.053 or camt.054, version 001.02, 001.04 or 001.08"})
 		return
 	}
-	body, _, err := b.statement(kind, date)
+	body, _, err := b.statement(kind, date, version)
 	if err != nil {
 		writeJSON(w, 400, map[string]any{"error": err.Error()})
 		return
@@ -200,12 +194,12 @@ func (b *bank) getStatement(w http.ResponseWriter, r *http.Request) {
 // sendStatement is POST /statements/send?date=&kind=: the statement sent
 // to payd, signed, as a connector delivers it.
 func (b *bank) sendStatement(w http.ResponseWriter, r *http.Request) {
-	kind, date, ok := statementParams(r)
+	kind, date, version, ok := b.statementParams(r)
 	if !ok {
-		writeJSON(w, 400, map[string]any{"error": "kind must be camt.053 or camt.054"})
+		writeJSON(w, 400, map[string]any{"error": "kind must be camt.053 or camt.054, version 001.02, 001.04 or 001.08"})
 		return
 	}
-	body, msgID, err := b.statement(kind, date)
+	body, msgID, err := b.statement(kind, date, version)
 	if err != nil {
 		writeJSON(w, 400, map[string]any{"error": err.Error()})
 		return

@@ -39,14 +39,22 @@ var commands = []command{
 		"PAYD_SECRET_KEY_FILE=new.key payd keys rotate --old-key-file old.key", []string{"database-url", "secret-key-file"}},
 	{"backup", "PATH", "a consistent copy of a SQLite database while it serves, with its key file (PostgreSQL: pg_dump)",
 		"payd backup /var/backups/payd-$(date +%F).db", []string{"database-url", "secret-key-file"}},
-	{"reconcile import", "FILE", "take a bank statement (camt.053 or camt.054 XML) and reconcile it; a statement taken before changes nothing",
-		"payd reconcile import statement-2026-11-25.xml", storeFlags},
-	{"reconcile report", "--date YYYY-MM-DD [--json]", "the reconciliation of a booking date: every entry's outcome, and what no statement booked",
-		"payd reconcile report --date 2026-11-25", storeFlags},
+	{"reconcile import", "FILE", "take a bank statement (camt.053 or camt.054 XML, .001.02, .001.04 or .001.08) and reconcile it; the same document again changes nothing",
+		"payd reconcile import statement-2026-11-25.xml", reconFlags},
+	{"reconcile report", "--date YYYY-MM-DD | --from D --to D [--account IBAN] [--merchant ID] [--outcome O] [--json | --csv]",
+		"the reconciliation of booking dates: every line's outcome, what no statement booked, the sums that do not hold, totals",
+		"payd reconcile report --date 2026-11-25", reconFlags},
+	{"reconcile explain", "ENTRY_ID [--seq N] --note TEXT [--by NAME]", "explain a line: it asks nothing more (audited)",
+		`payd reconcile explain 8f3e… --note "the bank's monthly fee" --by ana`, reconFlags},
+	{"reconcile match", "--from D --to D [--by NAME]", "match again the open lines of booking dates: what arrived late resolves (audited)",
+		"payd reconcile match --from 2026-11-20 --to 2026-11-25", reconFlags},
 	{"healthcheck", "[--url URL]", "exit 0 when payd answers /readyz with 200 (a container's health check; no curl needed)",
 		"payd healthcheck --url http://127.0.0.1:8080/readyz", []string{}},
 	{"version", "", "print the version, commit and build time", "payd version", []string{}},
 }
+
+// reconFlags are the store's flags and the bank's time zone.
+var reconFlags = append(append([]string{}, storeFlags...), "bank-timezone")
 
 // groups are the commands that take a subcommand.
 var groups = []string{"merchant", "callbacks", "keys", "reconcile"}

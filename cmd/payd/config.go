@@ -34,30 +34,34 @@ type config struct {
 	TokenRateClient  int
 	TokenRateAddr    int
 	PageRateAddr     int
-	RefundDelay      time.Duration
-	MaxInFlight      int
-	QueueWait        time.Duration
-	QRInactivity     time.Duration
-	CheckoutLife     time.Duration
-	Currencies       []string
-	LogFormat        string
-	PprofAddr        string
-	MetricsAddr      string
-	Retention        time.Duration
-	SecretKey        string
-	Instance         string
-	Rails            string // sandbox or iso20022
-	RailsURL         string
-	RailsKey         string
-	RailsBIC         string
-	OperatorToken    string
-	CardAcquirer     string // "" (no cards in production) or maib-ecomm
-	AcquirerURL      string
-	AcquirerProject  string
-	AcquirerSecret   string
-	AcquirerSignKey  string
-	CallbackAllow    []netip.Prefix
-	TrustedProxies   []netip.Prefix
+	// BankLocation is the bank's time zone (PAYD_BANK_TIMEZONE), whose
+	// calendar booking dates are in.
+	BankLocation      *time.Location
+	StatementDeadline time.Duration
+	RefundDelay       time.Duration
+	MaxInFlight       int
+	QueueWait         time.Duration
+	QRInactivity      time.Duration
+	CheckoutLife      time.Duration
+	Currencies        []string
+	LogFormat         string
+	PprofAddr         string
+	MetricsAddr       string
+	Retention         time.Duration
+	SecretKey         string
+	Instance          string
+	Rails             string // sandbox or iso20022
+	RailsURL          string
+	RailsKey          string
+	RailsBIC          string
+	OperatorToken     string
+	CardAcquirer      string // "" (no cards in production) or maib-ecomm
+	AcquirerURL       string
+	AcquirerProject   string
+	AcquirerSecret    string
+	AcquirerSignKey   string
+	CallbackAllow     []netip.Prefix
+	TrustedProxies    []netip.Prefix
 }
 
 func (c *config) sandbox() bool { return c.Mode == "sandbox" }
@@ -186,6 +190,16 @@ var settings = []setting{
 	{"acquirer-project-secret", "PAYD_ACQUIRER_PROJECT_SECRET", "", "the acquirer project's secret", func(c *config, v string) error { c.AcquirerSecret = v; return nil }},
 	{"acquirer-signature-key", "PAYD_ACQUIRER_SIGNATURE_KEY", "", "the key verifying the acquirer's callbacks", func(c *config, v string) error { c.AcquirerSignKey = v; return nil }},
 	{"instance", "PAYD_INSTANCE", "", "this instance's name in leases (default host:pid)", func(c *config, v string) error { c.Instance = v; return nil }},
+	{"bank-timezone", "PAYD_BANK_TIMEZONE", "Europe/Chisinau", "the bank's time zone, whose calendar the statements' booking dates are in", func(c *config, v string) error {
+		loc, err := time.LoadLocation(v)
+		if err != nil {
+			return fmt.Errorf("bank time zone %q: %w", v, err)
+		}
+		c.BankLocation = loc
+		return nil
+	}},
+	{"statement-deadline", "PAYD_STATEMENT_DEADLINE", "6h", "how long after midnight (the bank's time zone) the day before's end-of-day statement is due; past it an account without one is counted missing",
+		durationSetting(func(c *config) *time.Duration { return &c.StatementDeadline })},
 }
 
 // prefixesSetting reads comma-separated CIDR ranges.

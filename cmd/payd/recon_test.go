@@ -40,8 +40,15 @@ func TestReconciliation_postgres(t *testing.T) {
 	defer p.stop()
 	c := &client{http: &http.Client{Timeout: 10 * time.Second}, token: token(t, p.base, cr)}
 	operator := &client{http: c.http, token: operatorToken}
-	today := time.Now().UTC().Format(time.DateOnly)
-	tomorrow := time.Now().UTC().Add(24 * time.Hour).Format(time.DateOnly)
+	// Booking dates are the bank's calendar (Chișinău, payd's and
+	// payd-bank's default); the settlement's days are UTC's.
+	chisinau, err := time.LoadLocation("Europe/Chisinau")
+	if err != nil {
+		t.Fatal(err)
+	}
+	today := time.Now().In(chisinau).Format(time.DateOnly)
+	tomorrow := time.Now().In(chisinau).AddDate(0, 0, 1).Format(time.DateOnly)
+	utcToday, utcTomorrow := time.Now().UTC().Format(time.DateOnly), time.Now().UTC().Add(24*time.Hour).Format(time.DateOnly)
 	report := func(date string) map[string]any {
 		t.Helper()
 		s, v := operator.do("GET", p.base+"/v2/reports/reconciliation?date="+date, nil)
@@ -95,15 +102,17 @@ func TestReconciliation_postgres(t *testing.T) {
 		t.Fatalf("qr: %d %v", s, v)
 	}
 	qrID := str(result(v), "qrId")
-	pay := func(amount string, extra map[string]any) {
+	pay := func(amount string, extra map[string]any) map[string]any {
 		t.Helper()
 		order := map[string]any{"target": qrID, "amount": amount, "creditorIban": shopIBAN}
 		for k, x := range extra {
 			order[k] = x
 		}
-		if s, v := bank.call(t, "POST", "/pay", order); s != 200 || (v["status"] != "ACCC" && v["status"] != "BOOKED") {
+		s, v := bank.call(t, "POST", "/pay", order)
+		if s != 200 || (v["status"] != "ACCC" && v["status"] != "BOOKED") {
 			t.Fatalf("pay %s %v: %d %v", amount, extra, s, v)
 		}
+		return v
 	}
 	pay("12.30", nil)
 	_, l := c.do("GET", p.base+"/v2/payments?paymentIntentId="+rtpID, nil)
@@ -130,8 +139,8 @@ func TestReconciliation_postgres(t *testing.T) {
 	}
 
 	// The next day's bookings disagree with payd in every way.
-	pay("42.00", map[string]any{"dropMessage": true, "bookOn": tomorrow}) // money booked, payd never heard
-	pay("7.00", map[string]any{"unbooked": true})                         // payd has it, the bank never books it
+	dropped := pay("42.00", map[string]any{"dropMessage": true, "bookOn": tomorrow}) // money booked, payd never heard
+	pay("7.00", map[string]any{"unbooked": true})                                    // payd has it, the bank never books it
 	pay("9.00", map[string]any{"bookedAmount": "9.10", "bookOn": tomorrow})
 	pay("3.00", map[string]any{"bookTwice": true, "bookOn": tomorrow})
 	// Today's statement again (a new one, the same bookings): the day's
@@ -216,7 +225,7 @@ func TestReconciliation_postgres(t *testing.T) {
 	}
 
 	// The merchant's settlement of the day adds up to its payments and refunds.
-	s, v = c.do("GET", p.base+"/v2/reports/settlement?dateFrom="+today+"&dateTo="+today, nil)
+	s, v = c.do("GET", p.base+"/v2/reports/settlement?dateFrom="+utcToday+"&dateTo="+utcToday, nil)
 	if s != 200 {
 		t.Fatalf("settlement: %d %v", s, v)
 	}
@@ -231,8 +240,82 @@ func TestReconciliation_postgres(t *testing.T) {
 		tot["commission"] != asFloat(commission) || tot["net"] != asFloat(net) {
 		t.Errorf("settlement totals: %v; want commission %s, net %s", tot, commission, net)
 	}
-	if s, _ := c.do("GET", p.base+"/v2/reports/settlement?dateFrom="+tomorrow+"&dateTo="+today, nil); s != 400 {
+	if s, _ := c.do("GET", p.base+"/v2/reports/settlement?dateFrom="+utcTomorrow+"&dateTo="+utcToday, nil); s != 400 {
 		t.Errorf("dateTo before dateFrom: %d", s)
+	}
+
+	// The operator's tools. A report's filters: one outcome; an unknown
+	// filter refused.
+	s, v = operator.do("GET", p.base+"/v2/reports/reconciliation?date="+tomorrow+"&outcome=duplicate&account="+shopIBAN, nil)
+	if lines := result(v)["lines"].([]any); s != 200 || len(lines) != 1 || lines[0].(map[string]any)["outcome"] != "duplicate" {
+		t.Errorf("the duplicates of tomorrow: %d %v", s, v)
+	}
+	if s, v := operator.do("GET", p.base+"/v2/reports/reconciliation?date="+tomorrow+"&status=open", nil); s != 400 {
+		t.Errorf("an unknown filter: %d %v", s, v)
+	}
+	// The report as CSV: a row a line.
+	req, _ = http.NewRequest("GET", p.base+"/v2/reports/reconciliation?date="+tomorrow+"&format=csv", nil)
+	req.Header.Set("Authorization", "Bearer "+operatorToken)
+	res, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	csvBody, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	rows := strings.Split(strings.TrimSpace(string(csvBody)), "\n")
+	if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/csv") || len(rows) != 1+len(report(tomorrow)["lines"].([]any)) ||
+		!strings.HasPrefix(rows[0], "bookingDate,account,outcome") {
+		t.Errorf("the CSV: %d %s\n%s", res.StatusCode, res.Header.Get("Content-Type"), csvBody)
+	}
+	// The duplicate explained (the bank takes it back next week): it asks
+	// nothing more, and says who said so.
+	var dup map[string]any
+	for _, x := range report(tomorrow)["lines"].([]any) {
+		if l := x.(map[string]any); l["outcome"] == "duplicate" {
+			dup = l
+		}
+	}
+	s, v = operator.do("POST", p.base+"/v2/reports/reconciliation/entries/"+str(dup, "entryId")+"/explain",
+		map[string]any{"seq": dup["seq"], "note": "booked twice by the bank; it reverses one on Monday", "by": "ana"})
+	if s != 200 {
+		t.Fatalf("explain: %d %v", s, v)
+	}
+	if s, v := operator.do("POST", p.base+"/v2/reports/reconciliation/entries/nosuchentry/explain", map[string]any{"note": "x"}); s != 400 {
+		t.Errorf("explaining no line: %d %v", s, v)
+	}
+	for _, x := range report(tomorrow)["lines"].([]any) {
+		if l := x.(map[string]any); l["outcome"] == "duplicate" {
+			if e, _ := l["explanation"].(map[string]any); e["by"] != "ana" || e["note"] == nil {
+				t.Errorf("the explained line: %v", l)
+			}
+		}
+	}
+	// The credit payd never heard of is sent to payd late (the bank's
+	// pacs.008 again): no statement comes, the operator matches again.
+	pay("42.00", map[string]any{"unbooked": true, "txId": dropped["txId"]})
+	if out, code := runCmd(t, env, "reconcile", "match", "--from", today, "--to", tomorrow, "--by", "ana"); code != 0 ||
+		!strings.Contains(out, "matched 1 lines") {
+		t.Errorf("payd reconcile match: %d %s", code, out)
+	}
+	if c := counts(report(tomorrow)); c["missing_in_payd"] != 0 || c["matched"] != 2 {
+		t.Errorf("tomorrow after matching again: %v", c)
+	}
+
+	// Another version of the bank's statements (camt.054.001.04 during the
+	// day, camt.053.001.02 at its end, as many banks send them): read the
+	// same.
+	after := time.Now().In(chisinau).AddDate(0, 0, 2).Format(time.DateOnly)
+	pay("5.00", map[string]any{"bookOn": after})
+	for _, kv := range [][2]string{{"camt.054", "001.04"}, {"camt.053", "001.02"}} {
+		s, v := bank.call(t, "POST", "/statements/send?kind="+kv[0]+"&date="+after+"&version="+kv[1], nil)
+		if s != 200 || v["paydStatus"] != 200.0 || !strings.Contains(str(v, "body"), "urn:iso:std:iso:20022:tech:xsd:"+kv[0]+"."+kv[1]) {
+			t.Fatalf("%s.%s: %d %v", kv[0], kv[1], s, v)
+		}
+		xsdtest.Validate(t, kv[0]+"."+kv[1], []byte(str(v, "body")))
+	}
+	r = report(after)
+	if c := counts(r); r["closed"] != true || c["matched"] != 1 || c["sum_mismatch"] != 0 {
+		t.Errorf("the day of .001.02/.001.04 statements: %v", r)
 	}
 }
 

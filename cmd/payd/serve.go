@@ -62,6 +62,9 @@ func openStore(ctx context.Context, c *config, clock payd.Clock, note io.Writer)
 		fmt.Fprintf(note, "payd: created the secret key file %s: it seals the signature keys in the database; keep it with the database\n", created)
 	}
 	store, err := sqlstore.Open(c.DatabaseURL)
+	if err == nil && c.BankLocation != nil {
+		store.SetBankLocation(c.BankLocation)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +159,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		AllowHTTPURLs: c.AllowHTTPURLs, TokenRateClient: c.TokenRateClient, TokenRateAddr: c.TokenRateAddr, PageRateAddr: c.PageRateAddr,
 		RefundDelay: c.RefundDelay, CheckoutLife: c.CheckoutLife, Currencies: c.Currencies, Version: version,
 		MaxInFlight: c.MaxInFlight, QueueWait: c.QueueWait, AccessLog: access, TrustedProxies: c.TrustedProxies, Payer: payer,
-		OperatorToken: c.OperatorToken,
+		OperatorToken: c.OperatorToken, StatementDeadline: c.StatementDeadline,
 	}, store, clock, log, pages)
 
 	srv := &http.Server{
@@ -264,7 +267,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		for range worker.HandedLoops {
 			handed(orders.RunHanded)
 		}
-		api.Mount("POST /rails/iso20022", &iso20022.Inbound{Ledger: store, Inbox: store, Statements: store, Key: c.RailsKey, BIC: c.RailsBIC, Clock: clock, Log: log})
+		api.Mount("POST /rails/iso20022", &iso20022.Inbound{Ledger: store, Inbox: store, Statements: store, Location: c.BankLocation,
+			Refused: api.StatementRefused, Key: c.RailsKey, BIC: c.RailsBIC, Clock: clock, Log: log})
 	}
 	if acquirer != nil {
 		api.Mount("POST "+maibecomm.CallbackPath, &maibecomm.Callback{Client: acquirer, Ledger: store, Clock: clock, Log: log})

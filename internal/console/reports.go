@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/subtle"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -203,7 +204,9 @@ func (c *Console) operatorCookie(value string, maxAge int) *http.Cookie {
 // operatorPage is the operator's reconciliation: the operator's token
 // (PAYD_OPERATOR_TOKEN), checked once at sign-in and never kept, opens a
 // session of this page only, whose token the cookie holds (stored hashed,
-// ended by sign out); the report of a booking date is read from the API.
+// ended by sign out); the report of booking dates (one, or a range; of an
+// account, of an outcome) is read from the API, with its CSV, and the
+// operator explains lines and matches again from here.
 func (c *Console) operatorPage(w http.ResponseWriter, r *http.Request) {
 	web := func(status int, data map[string]any) { c.render(w, r, status, "operator.html", nil, data) }
 	ck, err := r.Cookie(operatorCookie)
@@ -211,22 +214,124 @@ func (c *Console) operatorPage(w http.ResponseWriter, r *http.Request) {
 		web(http.StatusOK, map[string]any{"SignIn": true})
 		return
 	}
-	date := r.URL.Query().Get("date")
-	if _, err := time.Parse(time.DateOnly, date); err != nil {
-		date = c.clock.Now().UTC().Format(time.DateOnly)
-	}
-	res := c.call(r, ck.Value, http.MethodGet, "/v2/reports/reconciliation?date="+date, nil)
+	q, f := c.reconQuery(r)
+	res := c.call(r, ck.Value, http.MethodGet, "/v2/reports/reconciliation?"+q.Encode(), nil)
 	if res.Status == http.StatusUnauthorized {
 		http.SetCookie(w, c.operatorCookie("", -1))
 		web(http.StatusUnauthorized, map[string]any{"SignIn": true, "Error": c.tr(r, "operator.bad")})
 		return
 	}
-	csrf := c.formToken(ck.Value)
+	data := map[string]any{"F": f, "Query": q.Encode(), "CSRF": c.formToken(ck.Value), "Flash": c.takeFlash(w, r), "Outcomes": payd.ReconOutcomes}
 	if !res.ok() {
-		web(res.Status, map[string]any{"Error": res.message(), "Date": date, "CSRF": csrf})
+		data["Error"] = res.message()
+		web(res.Status, data)
 		return
 	}
-	web(http.StatusOK, map[string]any{"Date": date, "R": res.Result, "CSRF": csrf})
+	data["R"] = res.Result
+	web(http.StatusOK, data)
+}
+
+// reconFilter is the operator page's filter as its form shows it.
+type reconFilter struct{ From, To, Account, Outcome string }
+
+// reconQuery is the report's API query of the page's form: from and to
+// (today in the bank's calendar when neither is a date), account and
+// outcome when given.
+func (c *Console) reconQuery(r *http.Request) (url.Values, reconFilter) {
+	g := r.URL.Query()
+	f := reconFilter{From: g.Get("from"), To: g.Get("to"), Account: strings.TrimSpace(g.Get("account")), Outcome: g.Get("outcome")}
+	if d := g.Get("date"); d != "" && f.From == "" && f.To == "" {
+		f.From, f.To = d, d
+	}
+	_, e1 := time.Parse(time.DateOnly, f.From)
+	_, e2 := time.Parse(time.DateOnly, f.To)
+	if e1 != nil && e2 != nil {
+		today := c.clock.Now().In(c.store.BankLocation()).Format(time.DateOnly)
+		f.From, f.To = today, today
+	}
+	q := url.Values{}
+	for k, v := range map[string]string{"from": f.From, "to": f.To, "account": f.Account, "outcome": f.Outcome} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	return q, f
+}
+
+// operatorSession is the operator's session token of a form post (its
+// origin and form token checked), "" when it is none.
+func (c *Console) operatorSession(r *http.Request) string {
+	ck, err := r.Cookie(operatorCookie)
+	if err != nil || !strings.HasPrefix(ck.Value, OperatorPrefix) || !sameOrigin(r) || r.ParseForm() != nil ||
+		subtle.ConstantTimeCompare([]byte(r.PostForm.Get("csrf")), []byte(c.formToken(ck.Value))) != 1 {
+		return ""
+	}
+	return ck.Value
+}
+
+// operatorAct posts one of the operator's actions to the API and returns
+// to the report the form was on, saying how it went.
+func (c *Console) operatorAct(w http.ResponseWriter, r *http.Request, path string, body map[string]any, done func(*apiResult) string) {
+	tok := c.operatorSession(r)
+	if tok == "" {
+		c.render(w, r, http.StatusForbidden, "operator.html", nil, map[string]any{"SignIn": true, "Error": c.tr(r, "forbidden")})
+		return
+	}
+	res := c.call(r, tok, http.MethodPost, path, body)
+	if res.ok() {
+		c.flash(w, flash{Msg: done(res), OK: true})
+	} else {
+		c.flash(w, flash{Msg: res.message()})
+	}
+	back := "/console/operator"
+	if q, err := url.ParseQuery(r.PostForm.Get("back")); err == nil && len(q) > 0 {
+		back += "?" + q.Encode()
+	}
+	http.Redirect(w, r, back, http.StatusSeeOther)
+}
+
+// operatorExplain explains a line (POST /console/operator/explain).
+func (c *Console) operatorExplain(w http.ResponseWriter, r *http.Request) {
+	seq, _ := strconv.Atoi(r.FormValue("seq"))
+	c.operatorAct(w, r, "/v2/reports/reconciliation/entries/"+url.PathEscape(r.FormValue("entry"))+"/explain",
+		map[string]any{"seq": seq, "note": strings.TrimSpace(r.FormValue("note")), "by": strings.TrimSpace(r.FormValue("by"))},
+		func(*apiResult) string { return c.tr(r, "recon.explained") })
+}
+
+// operatorMatch matches again the report's dates (POST /console/operator/match).
+func (c *Console) operatorMatch(w http.ResponseWriter, r *http.Request) {
+	c.operatorAct(w, r, "/v2/reports/reconciliation/match", map[string]any{"from": r.FormValue("from"), "to": r.FormValue("to")},
+		func(res *apiResult) string {
+			n := 0
+			if m, ok := res.Result.(map[string]any); ok {
+				if f, ok := m["matched"].(float64); ok {
+					n = int(f)
+				}
+			}
+			return fmt.Sprintf(c.tr(r, "recon.matchedAgain"), n)
+		})
+}
+
+// operatorExport is the report's CSV (GET /console/operator/export), as
+// the API's format=csv gives it.
+func (c *Console) operatorExport(w http.ResponseWriter, r *http.Request) {
+	ck, err := r.Cookie(operatorCookie)
+	if err != nil || !strings.HasPrefix(ck.Value, OperatorPrefix) {
+		http.Redirect(w, r, "/console/operator", http.StatusSeeOther)
+		return
+	}
+	q, _ := c.reconQuery(r)
+	q.Set("format", "csv")
+	res := c.serve(r, http.MethodGet, "/v2/reports/reconciliation?"+q.Encode(), nil, func(req *http.Request) {
+		req.Header.Set("Authorization", "Bearer "+ck.Value)
+	})
+	for _, h := range []string{"Content-Type", "Content-Disposition"} {
+		if v := res.h.Get(h); v != "" {
+			w.Header().Set(h, v)
+		}
+	}
+	w.WriteHeader(res.status)
+	w.Write(res.buf.Bytes())
 }
 
 func (c *Console) operatorSignin(w http.ResponseWriter, r *http.Request) {
@@ -258,13 +363,12 @@ func (c *Console) operatorSignin(w http.ResponseWriter, r *http.Request) {
 
 // operatorSignout ends the operator's session (its form token checked).
 func (c *Console) operatorSignout(w http.ResponseWriter, r *http.Request) {
-	ck, err := r.Cookie(operatorCookie)
-	if err != nil || !sameOrigin(r) || r.ParseForm() != nil ||
-		subtle.ConstantTimeCompare([]byte(r.PostForm.Get("csrf")), []byte(c.formToken(ck.Value))) != 1 {
+	tok := c.operatorSession(r)
+	if tok == "" {
 		c.render(w, r, http.StatusForbidden, "operator.html", nil, map[string]any{"SignIn": true, "Error": c.tr(r, "forbidden")})
 		return
 	}
-	if err := c.store.EndOperatorSession(r.Context(), ck.Value); err != nil {
+	if err := c.store.EndOperatorSession(r.Context(), tok); err != nil {
 		c.fail(w, err)
 		return
 	}

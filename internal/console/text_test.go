@@ -34,6 +34,23 @@ func TestConsoleTextsComplete(t *testing.T) {
 	}
 }
 
+// TestReconTextsComplete: every outcome of the reconciliation has a label
+// and a badge, every class of line (what a line that is no payment is, and
+// which sum does not hold) a label.
+func TestReconTextsComplete(t *testing.T) {
+	for _, o := range payd.ReconOutcomes {
+		if _, ok := texts["en"]["st."+o]; !ok || badges[o] == "" {
+			t.Errorf("outcome %s: label %v, badge %q", o, ok, badges[o])
+		}
+	}
+	for _, c := range []string{payd.ClassFee, payd.ClassCommission, payd.ClassInterest, payd.ClassOwnTransfer, payd.ClassOtherCurrency,
+		payd.ClassUnknownAccount, payd.ClassOther, payd.SumBalance, payd.SumBatch, payd.SumSummary} {
+		if _, ok := texts["en"]["cls."+c]; !ok {
+			t.Errorf("class %s has no label", c)
+		}
+	}
+}
+
 func TestMoneyPerLanguage(t *testing.T) {
 	for _, c := range []struct {
 		lang string

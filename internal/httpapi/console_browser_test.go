@@ -328,12 +328,51 @@ func TestBrowserConsole(t *testing.T) {
 		do(chromedp.Navigate(e.srv.URL+"/console?lang=en"), chromedp.WaitVisible(chromedp.ID("count-rtp")))
 		shot("overview")
 
-		// The operator's reconciliation.
+		// The operator's reconciliation of a day the bank closed: its lines,
+		// one explained, a match run again, the CSV.
+		reconDate, reconPay := reconDay(t, e)
 		do(chromedp.Navigate(e.srv.URL+"/console/operator"), chromedp.WaitVisible(chromedp.ID("token")))
 		accessible("operator sign-in")
 		do(chromedp.SendKeys(chromedp.ID("token"), cfg.OperatorToken), chromedp.Click(chromedp.ID("operator-signin")),
 			chromedp.WaitVisible(chromedp.ID("recon-counts")))
+		do(chromedp.Navigate(e.srv.URL+"/console/operator?from="+reconDate+"&to="+reconDate), chromedp.WaitVisible(chromedp.ID("recon-lines")))
 		accessible("reconciliation")
+		if got := text(`#recon-lines tr[data-outcome="matched"]`); !strings.Contains(got, reconPay.ID[len(reconPay.ID)-8:]) || !strings.Contains(got, "15.00") {
+			t.Errorf("the matched line: %q", got)
+		}
+		if got := text("#recon-totals"); !strings.Contains(got, "42.00") {
+			t.Errorf("totals: %q", got)
+		}
+		do(chromedp.SendKeys(chromedp.CSS(`tr[data-outcome="missing_in_payd"] input[name=note]`), "a cash deposit at the branch"),
+			chromedp.Click(chromedp.CSS(`tr[data-outcome="missing_in_payd"] form.explain button`)), chromedp.WaitVisible(chromedp.ID("flash")))
+		if got := text(`tr[data-outcome="missing_in_payd"] .explained`); !strings.Contains(got, "a cash deposit at the branch") || text("#flash") != "The line is explained." {
+			t.Errorf("explained: %q, flash %q", got, text("#flash"))
+		}
+		if got := attr("#from", "value"); got != reconDate {
+			t.Errorf("after explaining, the report of %q", got)
+		}
+		do(chromedp.Navigate(e.srv.URL+"/console/operator?from="+reconDate+"&to="+reconDate), chromedp.WaitVisible(chromedp.ID("recon-lines")),
+			chromedp.Click(chromedp.ID("match-again")), chromedp.WaitVisible(chromedp.ID("flash")))
+		if got := text("#flash"); got != "Matched again: 0 lines resolved." {
+			t.Errorf("match again: %q", got)
+		}
+		opCookies, err := chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{e.srv.URL + "/console/operator/export"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequest("GET", e.srv.URL+attr("#recon-csv", "href"), nil)
+		for _, c := range opCookies.Cookies {
+			req.AddCookie(&http.Cookie{Name: c.Name, Value: c.Value})
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reconCSV, _ := csv.NewReader(res.Body).ReadAll()
+		res.Body.Close()
+		if res.StatusCode != 200 || len(reconCSV) != 3 || reconCSV[0][0] != "bookingDate" {
+			t.Errorf("the reconciliation CSV: %d %v", res.StatusCode, reconCSV)
+		}
 
 		// 31 days later the Static QR is Inactive.
 		do(chromedp.Navigate(e.srv.URL+"/console/qr/"+static), chromedp.WaitVisible(chromedp.ID("clock-31d")),

@@ -80,6 +80,7 @@ type metrics struct {
 	reg      *prometheus.Registry
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+	refused  *prometheus.CounterVec // bank statements refused, by reason
 	gauges   []storeGauges
 }
 
@@ -94,7 +95,10 @@ func newMetrics() *metrics {
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
 		}, []string{"route", "status"}),
 	}
-	m.reg.MustRegister(m.requests, m.latency)
+	m.refused = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "payd_statements_refused_total",
+		Help: "Bank statements (camt.053, camt.054) refused, by reason: schema, content, msgid_reused, unknown_version (docs/reconciliation.md)."},
+		[]string{"reason"})
+	m.reg.MustRegister(m.requests, m.latency, m.refused)
 	return m
 }
 

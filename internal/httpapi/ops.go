@@ -70,7 +70,7 @@ const GaugeInterval = 5 * time.Second
 var ReconGaugeInterval = time.Minute
 
 // registerStore adds the gauges read from the database.
-func (m *metrics) registerStore(store *sqlstore.Store, clock payd.Clock) {
+func (m *metrics) registerStore(store *sqlstore.Store, clock payd.Clock, deadline time.Duration) {
 	add := func(read func(context.Context) ([]float64, error), names ...[2]string) {
 		sg := storeGauges{read: read}
 		for _, n := range names {
@@ -98,9 +98,14 @@ func (m *metrics) registerStore(store *sqlstore.Store, clock payd.Clock) {
 	// when this process took a statement, else at most once a minute (it
 	// counts what no statement booked).
 	recon := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "payd_reconciliation_unmatched",
-		Help: "Statement entries and payments that do not reconcile, by kind, over the last 7 booking dates (docs/reconciliation.md)."}, []string{"kind"})
+		Help: "Statement lines and payments that do not reconcile and no operator explained, by kind, over the last 7 booking dates and the next (docs/reconciliation.md)."}, []string{"kind"})
 	m.reg.MustRegister(recon)
-	kinds := []string{payd.ReconMissingInPayd, payd.ReconMissingInBank, payd.ReconAmountMismatch, payd.ReconDuplicate}
+	var kinds []string
+	for _, o := range payd.ReconOutcomes {
+		if payd.Unresolved(o) {
+			kinds = append(kinds, o)
+		}
+	}
 	var last []float64
 	var lastAt time.Time
 	var lastTaken int64
@@ -109,7 +114,10 @@ func (m *metrics) registerStore(store *sqlstore.Store, clock payd.Clock) {
 		if last != nil && now.Sub(lastAt) < ReconGaugeInterval && taken == lastTaken {
 			return last, nil
 		}
-		u, err := store.ReconUnresolved(ctx, now.AddDate(0, 0, -7).UTC().Format(time.DateOnly))
+		loc := store.BankLocation()
+		// The last 7 booking dates, and tomorrow's: a bank books ahead what
+		// it takes after its cut-off.
+		u, err := store.ReconUnresolved(ctx, now.In(loc).AddDate(0, 0, -6).Format(time.DateOnly), now.In(loc).AddDate(0, 0, 1).Format(time.DateOnly))
 		if err != nil {
 			return nil, err
 		}
@@ -124,6 +132,19 @@ func (m *metrics) registerStore(store *sqlstore.Store, clock payd.Clock) {
 		sg.gauges = append(sg.gauges, recon.WithLabelValues(k))
 	}
 	m.gauges = append(m.gauges, sg)
+	// The merchants' accounts whose end-of-day statement for the bank's
+	// yesterday has not come by StatementDeadline (an alert: the day
+	// cannot be reconciled).
+	add(func(ctx context.Context) ([]float64, error) {
+		loc := store.BankLocation()
+		now := clock.Now().In(loc)
+		if now.Sub(time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, loc)) < deadline {
+			now = now.AddDate(0, 0, -1) // before the deadline: yesterday's statement may still come
+		}
+		missing, err := store.AccountsWithoutStatement(ctx, now.AddDate(0, 0, -1).Format(time.DateOnly))
+		return []float64{float64(len(missing))}, err
+	}, [2]string{"payd_reconciliation_statements_missing",
+		"Merchants' accounts with no end-of-day statement (camt.053) for the last bank day due (the day before yesterday until the deadline, PAYD_STATEMENT_DEADLINE after midnight in the bank's time zone)."})
 	// Work handed to this instance's loops in memory (sqlstore/handover.go):
 	// read at each scrape, from memory.
 	for kind, stats := range map[string]func() sqlstore.HandStats{"orders": store.HandedOrderStats, "callbacks": store.HandedCallbackStats} {
@@ -184,6 +205,10 @@ func (s *Server) MetricsHandler() http.Handler { return s.metricsHandler() }
 // Registry is the server's Prometheus registry, for other components'
 // collectors (callback delivery registers its attempt counter here).
 func (s *Server) Registry() *prometheus.Registry { return s.metrics.reg }
+
+// StatementRefused counts a bank statement refused, by reason
+// (payd_statements_refused_total): the rails' inbound endpoint tells it.
+func (s *Server) StatementRefused(reason string) { s.metrics.refused.WithLabelValues(reason).Inc() }
 
 func (s *Server) metricsHandler() http.Handler {
 	return promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{})

@@ -52,7 +52,10 @@ func (s *Server) routes(pages, console http.Handler) {
 	m.Handle("GET /v2/payments/refunds/{id}", s.api(areaRefunds, authed, s.handleRefundGet))
 
 	m.Handle("GET /v2/reports/settlement", s.api(areaPayments, authed, s.handleSettlement))
-	m.Handle("GET /v2/reports/reconciliation", s.api(areaPayments, routeOpts{operator: true}, s.handleReconciliation))
+	operator := routeOpts{operator: true}
+	m.Handle("GET /v2/reports/reconciliation", s.api(areaPayments, operator, s.handleReconciliation))
+	m.Handle("POST /v2/reports/reconciliation/entries/{entryId}/explain", s.api(areaPayments, operator, s.handleReconExplain))
+	m.Handle("POST /v2/reports/reconciliation/match", s.api(areaPayments, operator, s.handleReconMatch))
 
 	m.Handle("GET /v2/callbacks", s.api(areaCallbacks, authed, s.handleCallbackList))
 	m.Handle("GET /v2/callbacks/{id}", s.api(areaCallbacks, authed, s.handleCallbackGet))

@@ -49,6 +49,9 @@ type Config struct {
 	// (PAYD_OPERATOR_TOKEN); "": those reports answer 401. Kept only as
 	// its hash.
 	OperatorToken string
+	// StatementDeadline is how long after midnight in the bank's time zone
+	// the day before's end-of-day statement is due (default 6 h).
+	StatementDeadline time.Duration
 }
 
 // Defaults fills the zero fields of c with the contract's defaults.
@@ -90,6 +93,9 @@ func (c Config) Defaults() Config {
 	if c.QueueWait == 0 {
 		c.QueueWait = 2 * time.Second
 	}
+	if c.StatementDeadline == 0 {
+		c.StatementDeadline = 6 * time.Hour
+	}
 	return c
 }
 
@@ -130,7 +136,7 @@ func New(cfg Config, store *sqlstore.Store, clock payd.Clock, log *slog.Logger, 
 	}
 	s.limits = newTokenLimits(s.cfg.TokenRateClient, s.cfg.TokenRateAddr, s.cfg.PageRateAddr)
 	s.admit = newAdmission(s.cfg.MaxInFlight, s.cfg.QueueLength, s.cfg.QueueWait)
-	s.metrics.registerStore(store, clock)
+	s.metrics.registerStore(store, clock, s.cfg.StatementDeadline)
 	// The console calls the API in process, past the access log and
 	// metrics its own request already went through.
 	cons := console.New(console.Config{Sandbox: s.cfg.Sandbox, PublicURL: s.cfg.PublicURL}, s.mux, store, clock, log)

@@ -66,6 +66,8 @@ type Store struct {
 	inactivity time.Duration
 	// statementsTaken counts the bank statements this process took.
 	statementsTaken atomic.Int64
+	// bankLoc is the bank's time zone (SetBankLocation).
+	bankLoc atomic.Pointer[time.Location]
 	// orders: the rails take outbound orders (RTP delivery and cancel,
 	// refund returns), written to the rails outbox with their changes.
 	orders bool

@@ -183,12 +183,20 @@ func checkPlan(t *testing.T, s *Store, conn *sql.Conn, explain, what, q string, 
 }
 
 // openSQLiteForPlans opens a migrated SQLite store in t's directory.
-func openSQLiteForPlans(t *testing.T) *Store {
+func openSQLiteForPlans(t *testing.T) *Store { return migrated(t, openSQLiteBare(t)) }
+
+// openSQLiteBare opens an SQLite store in t's directory, not migrated.
+func openSQLiteBare(t *testing.T) *Store {
 	s, err := Open("sqlite:" + filepath.Join(t.TempDir(), "p.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func migrated(t *testing.T, s *Store) *Store {
+	t.Helper()
 	if _, err := s.Migrate(context.Background(), time.Now()); err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +230,11 @@ func insertMerchants(t *testing.T, s *Store, ids []string) {
 
 // openPostgresForPlans opens the test database in a fresh schema (the
 // storetest package cannot be imported from here without a cycle).
-func openPostgresForPlans(t *testing.T) *Store {
+func openPostgresForPlans(t *testing.T) *Store { return migrated(t, openPostgresBare(t)) }
+
+// openPostgresBare opens the test database in a fresh schema, not
+// migrated.
+func openPostgresBare(t *testing.T) *Store {
 	base := os.Getenv("PAYD_TEST_POSTGRES_URL")
 	if base == "" {
 		t.Skip("PAYD_TEST_POSTGRES_URL is not set")
@@ -245,9 +257,6 @@ func openPostgresForPlans(t *testing.T) *Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	if _, err := s.Migrate(context.Background(), time.Now()); err != nil {
-		t.Fatal(err)
-	}
 	return s
 }
 

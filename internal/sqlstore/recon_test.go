@@ -1,8 +1,10 @@
 package sqlstore_test
 
 import (
+	"errors"
 	"fmt"
-	"math/rand/v2"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,362 +13,494 @@ import (
 	"payd/internal/sqlstore/storetest"
 )
 
-const reconIBAN = "MD24AG000225100013104168"
+// The store's side of reconciliation: statements built as the reader
+// gives them (payd.Statement, EntryKeys applied), taken on both engines.
 
-// reconShop is a merchant with an IBAN and a Static QR, credited through
-// the rails as a bank's pacs.008 would.
-type reconShop struct {
-	s    *sqlstore.Store
-	m    *payd.Merchant
-	qrID string
+var (
+	rcdt = payd.BankTxCode{Domain: "PMNT", Family: "RCDT", SubFamily: "DMCT"}
+	rrtn = payd.BankTxCode{Domain: "PMNT", Family: "ICDT", SubFamily: "RRTN"}
+	chrg = payd.BankTxCode{Domain: "PMNT", Family: "MCOP", SubFamily: "CHRG"}
+)
+
+// booked is an entry of one transaction naming e2e and tx.
+func booked(date, dir string, amount payd.Money, bankRef, e2e, tx string) payd.StatementEntry {
+	code := rcdt
+	if dir == payd.DirDebit {
+		code = rrtn
+	}
+	e := payd.StatementEntry{BookingDate: date, ValueDate: date, Direction: dir, Amount: amount, Currency: "MDL", BankRef: bankRef, Code: code}
+	if e2e != "" || tx != "" {
+		e.Txs = []payd.StatementTx{{Amount: amount, Currency: "MDL", EndToEndID: e2e, TxID: tx}}
+	}
+	return e
 }
 
-func newReconShop(t *testing.T, s *sqlstore.Store, rate int, now time.Time) *reconShop {
-	t.Helper()
-	cr, err := s.CreateMerchant(ctx, sqlstore.MerchantOptions{Name: "Shop", CommissionBP: rate, IBAN: reconIBAN}, now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, _ := s.Merchant(ctx, cr.MerchantID)
-	q, ext := payd.NewQR(payd.QRInput{Type: "Static", AmountType: "Free", Currency: "MDL", Ext: payd.ExtensionInput{Description: "Tips"}}, m.ID, now)
-	if err := s.CreateQR(ctx, q, ext); err != nil {
-		t.Fatal(err)
-	}
-	return &reconShop{s: s, m: m, qrID: q.ID}
+func report(acct, id, from, to string, entries ...payd.StatementEntry) payd.StatementReport {
+	return payd.StatementReport{ID: id, Account: acct, AccountIsIBAN: true, AccountCcy: "MDL", From: from, To: to, Entries: entries}
 }
 
-// credit is a payer's credit of amount with the network's reference tx.
-func (r *reconShop) credit(t *testing.T, amount payd.Money, tx string, at time.Time) *payd.Payment {
-	t.Helper()
-	p, err := r.s.Credit(ctx, payd.Credit{TargetID: r.qrID, Amount: &amount, Currency: "MDL", Reference: tx, Routed: true,
-		CreditorIBAN: reconIBAN, PayerName: "PAYER"}, at)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func (r *reconShop) refund(t *testing.T, p *payd.Payment, amount payd.Money, at time.Time) *payd.Refund {
-	t.Helper()
-	rf, err := r.s.CreateRefund(ctx, r.m.ID, p.ID, payd.RefundInput{Amount: &amount, Reason: "back"}, at, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rf, err = r.s.SettleRefund(ctx, rf.ID, payd.RefundAccepted, at); err != nil {
-		t.Fatal(err)
-	}
-	return rf
-}
-
-func bookingOf(date string, n int, dir string, amount payd.Money, e2e, tx string) payd.StatementEntry {
-	return payd.StatementEntry{ID: fmt.Sprintf("%s-%d", date, n), Account: reconIBAN, BookingDate: date, Direction: dir, Amount: amount,
-		Currency: "MDL", BankRef: fmt.Sprintf("BK%d", n), EndToEndID: e2e, TxID: tx}
-}
-
-func statementOf(msgID, date string, eod bool, entries ...payd.StatementEntry) *payd.Statement {
-	kind := "camt.054"
+// doc is a one-page statement of reports (a camt.053 when eod).
+func doc(msgID string, eod bool, reports ...payd.StatementReport) *payd.Statement {
+	st := &payd.Statement{MsgID: msgID, Kind: payd.KindCamt054, Version: "001.08", EndOfDay: eod, Page: 1, LastPage: true,
+		CreatedAt: time.Date(2026, 11, 25, 1, 0, 0, 0, time.UTC), Reports: reports}
 	if eod {
-		kind = "camt.053"
+		st.Kind = payd.KindCamt053
 	}
-	return &payd.Statement{MsgID: msgID, Kind: kind, EndOfDay: eod, CreatedAt: time.Now(),
-		Reports: []payd.StatementReport{{ID: "S-" + date, Account: reconIBAN, From: date, To: date, Entries: entries}}}
+	for i := range st.Reports {
+		payd.EntryKeys(&st.Reports[i])
+	}
+	return st
 }
 
-// TestReconciliation: a day whose statement books everything matches;
-// then each kind of disagreement; a statement taken twice changes
-// nothing; a late booking resolves a payment missing in the bank.
-func TestReconciliation(t *testing.T) {
+func take(t *testing.T, s *sqlstore.Store, st *payd.Statement, now time.Time) payd.StatementTaken {
+	t.Helper()
+	got, err := s.ImportStatement(ctx, st, "file", now)
+	if err != nil {
+		t.Fatalf("take %s: %v", st.MsgID, err)
+	}
+	return got
+}
+
+func reconOf(t *testing.T, s *sqlstore.Store, f payd.ReconFilter) *payd.ReconReport {
+	t.Helper()
+	rep, err := s.ReconReport(ctx, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// outcomes are a report's lines as "outcome item amount", sorted.
+func outcomes(rep *payd.ReconReport) []string {
+	var out []string
+	for _, l := range rep.Lines {
+		item := l.RefundID
+		if item == "" {
+			item = l.PaymentID
+		}
+		if l.Class != "" {
+			item = l.Class
+		}
+		out = append(out, fmt.Sprintf("%s %s %d", l.Outcome, item, l.Amount))
+	}
+	sort.Strings(out)
+	return out
+}
+
+func wantLines(t *testing.T, what string, rep *payd.ReconReport, want ...string) {
+	t.Helper()
+	sort.Strings(want)
+	if got := outcomes(rep); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("%s:\n got %q\nwant %q", what, got, want)
+	}
+}
+
+// TestReconDay: a day of one account whose camt.053 books everything
+// matches; each kind of line is told apart (another amount, booked twice,
+// money payd never heard of, a fee, another currency, zero, a payment the
+// bank did not book), with totals by outcome.
+func TestReconDay(t *testing.T) {
 	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
-		day1 := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
-		d1, d2 := "2026-11-24", "2026-11-25"
-		shop := newReconShop(t, s, 150, day1)
-		p1 := shop.credit(t, 5000, "TX1", day1)
-		shop.credit(t, 1230, "TX2", day1.Add(time.Minute))
-		rf := shop.refund(t, p1, 2000, day1.Add(time.Hour))
+		day := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+		d := "2026-11-24"
+		shop := newReconShop(t, s, 150, day)
+		p1 := shop.credit(t, 5000, "TX1", day)
+		p2 := shop.credit(t, 1230, "TX2", day.Add(time.Minute))
+		p3 := shop.credit(t, 900, "TX3", day.Add(2*time.Minute))
+		p4 := shop.credit(t, 300, "TX4", day.Add(3*time.Minute))
+		unbooked := shop.credit(t, 700, "TX5", day.Add(4*time.Minute))
+		rf := shop.refund(t, p1, 2000, day.Add(time.Hour))
 		qr := shop.qrID
-
-		st := statementOf("S1", d1, true, bookingOf(d1, 1, payd.DirCredit, 5000, qr, "TX1"), bookingOf(d1, 2, payd.DirCredit, 1230, qr, "TX2"),
-			bookingOf(d1, 3, payd.DirDebit, 2000, qr, rf.ID))
-		if fresh, err := s.ImportStatement(ctx, st, "file", day1); err != nil || !fresh {
-			t.Fatalf("import: %v %v", fresh, err)
+		fx := booked(d, payd.DirCredit, 10000, "B9", "", "FX1")
+		fx.Currency = "EUR"
+		fee := payd.StatementEntry{BookingDate: d, Direction: payd.DirDebit, Amount: 150, Currency: "MDL", BankRef: "B10", Code: chrg}
+		st := doc("S1", true, report(reconIBAN, "ST-1", d, d,
+			booked(d, payd.DirCredit, 5000, "B1", qr, "TX1"), booked(d, payd.DirCredit, 1230, "B2", qr, "TX2"),
+			booked(d, payd.DirCredit, 901, "B3", qr, "TX3"), booked(d, payd.DirCredit, 300, "B4", qr, "TX4"),
+			booked(d, payd.DirCredit, 300, "B5", qr, "TX4"), booked(d, payd.DirDebit, 2000, "B6", qr, rf.ID),
+			booked(d, payd.DirCredit, 4200, "B7", "", "TXLOST"), booked(d, payd.DirCredit, 0, "B8", "", ""), fx, fee))
+		got := take(t, s, st, day.Add(20*time.Hour))
+		if !got.Fresh || got.Entries != 10 || got.New != 10 {
+			t.Fatalf("taken: %+v", got)
 		}
-		rep, err := s.ReconDay(ctx, d1)
-		if err != nil {
-			t.Fatal(err)
+		rep := reconOf(t, s, payd.ReconFilter{From: d, To: d})
+		wantLines(t, "the day", rep,
+			"matched "+p1.ID+" 5000", "matched "+p2.ID+" 1230", "amount_mismatch "+p3.ID+" 901", "matched "+p4.ID+" 300",
+			"duplicate "+p4.ID+" 300", "matched "+rf.ID+" 2000", "missing_in_payd  4200", "zero  0", "not_payment other_currency 10000",
+			"not_payment fee 150", "missing_in_bank "+unbooked.ID+" 700")
+		if !rep.Closed() || len(rep.Days) != 1 || rep.Days[0].Account != reconIBAN {
+			t.Errorf("days: %+v", rep.Days)
 		}
-		if c := rep.Counts(); !rep.Closed || c[payd.ReconMatched] != 3 || len(rep.Lines) != 3 {
-			t.Fatalf("day 1: closed %v, %v, lines %+v", rep.Closed, c, rep.Lines)
-		}
-		if fresh, err := s.ImportStatement(ctx, st, "rails", day1); err != nil || fresh {
-			t.Errorf("the same statement again: %v %v", fresh, err)
-		}
-		again, _ := s.ReconDay(ctx, d1)
-		if fmt.Sprint(again.Lines) != fmt.Sprint(rep.Lines) {
-			t.Errorf("importing twice changed the report:\n%v\n%v", rep.Lines, again.Lines)
-		}
-
-		// Day 2: a credit payd never heard of, a payment never booked, one
-		// booked at another amount, one booked twice, one booked a day late.
-		day2 := day1.Add(24 * time.Hour)
-		unbooked := shop.credit(t, 700, "TX21", day2)
-		altered := shop.credit(t, 900, "TX22", day2)
-		twice := shop.credit(t, 300, "TX23", day2)
-		late := shop.credit(t, 450, "TX24", day2)
-		// A camt.054 during the day carries the first booking; the camt.053 repeats it.
-		note := statementOf("N2", d2, false, bookingOf(d2, 1, payd.DirCredit, 4200, qr, "TXLOST"))
-		if _, err := s.ImportStatement(ctx, note, "rails", day2); err != nil {
-			t.Fatal(err)
-		}
-		st2 := statementOf("S2", d2, true, bookingOf(d2, 1, payd.DirCredit, 4200, qr, "TXLOST"),
-			bookingOf(d2, 2, payd.DirCredit, 901, qr, "TX22"), bookingOf(d2, 3, payd.DirCredit, 300, qr, "TX23"),
-			bookingOf(d2, 4, payd.DirCredit, 300, qr, "TX23"))
-		if _, err := s.ImportStatement(ctx, st2, "rails", day2); err != nil {
-			t.Fatal(err)
-		}
-		rep2, err := s.ReconDay(ctx, d2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := map[string][]string{}
-		for _, l := range rep2.Lines {
-			got[l.Outcome] = append(got[l.Outcome], l.TxID+"/"+l.PaymentID)
-		}
-		want := map[string][]string{
-			payd.ReconMissingInPayd:  {"TXLOST/"},
-			payd.ReconAmountMismatch: {"TX22/" + altered.ID},
-			payd.ReconMatched:        {"TX23/" + twice.ID},
-			payd.ReconDuplicate:      {"TX23/" + twice.ID},
-		}
-		for o, w := range want {
-			if fmt.Sprint(got[o]) != fmt.Sprint(w) {
-				t.Errorf("day 2 %s: %v, want %v", o, got[o], w)
+		for _, l := range rep.Lines {
+			if l.Outcome == payd.ReconAmountMismatch && (l.PaydAmount == nil || *l.PaydAmount != 900) {
+				t.Errorf("the mismatch does not say payd's amount: %+v", l)
+			}
+			if l.RefundID == rf.ID && (l.Direction != payd.DirDebit || l.PaymentID != p1.ID) {
+				t.Errorf("the refund's line: %+v", l)
+			}
+			if l.MerchantID != shop.m.ID {
+				t.Errorf("a line of the shop's account without the shop: %+v", l)
 			}
 		}
-		missing := map[string]bool{}
-		for _, l := range rep2.Lines {
-			if l.Outcome == payd.ReconMissingInBank {
-				missing[l.PaymentID] = true
-			}
+		totals := map[string]payd.Total{}
+		for _, tot := range rep.Totals() {
+			totals[tot.Outcome+" "+tot.Currency] = tot
 		}
-		if len(missing) != 2 || !missing[unbooked.ID] || !missing[late.ID] {
-			t.Errorf("missing in the bank: %v, want %s and %s", missing, unbooked.ID, late.ID)
+		if m := totals["matched MDL"]; m.Count != 4 || m.Amount != 5000+1230+300+2000 {
+			t.Errorf("matched total: %+v", m)
 		}
-		u, err := s.ReconUnresolved(ctx, d1)
+		if m := totals["not_payment EUR"]; m.Count != 1 || m.Amount != 10000 {
+			t.Errorf("other currency total: %+v", m)
+		}
+		// One outcome, one merchant.
+		only := reconOf(t, s, payd.ReconFilter{From: d, To: d, Outcome: payd.ReconMissingInBank, MerchantID: shop.m.ID})
+		wantLines(t, "missing in the bank only", only, "missing_in_bank "+unbooked.ID+" 700")
+		other := newReconShopAt(t, s, "MD21EX000000000000000002", 0, day)
+		if none := reconOf(t, s, payd.ReconFilter{From: d, To: d, MerchantID: other.m.ID}); len(none.Lines) != 0 {
+			t.Errorf("another merchant's report shows %v", outcomes(none))
+		}
+		u, err := s.ReconUnresolved(ctx, d, d)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if u[payd.ReconMissingInPayd] != 1 || u[payd.ReconMissingInBank] != 2 || u[payd.ReconAmountMismatch] != 1 || u[payd.ReconDuplicate] != 1 {
+		if u[payd.ReconMissingInPayd] != 1 || u[payd.ReconMissingInBank] != 1 || u[payd.ReconAmountMismatch] != 1 || u[payd.ReconDuplicate] != 1 {
 			t.Errorf("unresolved: %v", u)
 		}
+	})
+}
 
-		// Day 3's statement books the late credit: day 2 no longer misses it.
+// TestStatementIdentity: the same document twice changes nothing; a
+// document reusing a MsgId is refused; two entries sharing AcctSvcrRef
+// are two entries; a camt.054 and the day's camt.053 carrying one booking
+// book it once.
+func TestStatementIdentity(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
+		day := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+		d := "2026-11-24"
+		shop := newReconShop(t, s, 0, day)
+		p1 := shop.credit(t, 169222, "TXA", day)
+		p2 := shop.credit(t, 5000, "TXB", day)
+		note := doc("N1", false, report(reconIBAN, "NT-1", d, d, booked(d, payd.DirCredit, 169222, "SHARED", shop.qrID, "TXA")))
+		if got := take(t, s, note, day); !got.Fresh || got.New != 1 {
+			t.Fatalf("notification: %+v", got)
+		}
+		eod := doc("S1", true, report(reconIBAN, "ST-1", d, d,
+			booked(d, payd.DirCredit, 169222, "SHARED", shop.qrID, "TXA"), booked(d, payd.DirCredit, 5000, "SHARED", shop.qrID, "TXB")))
+		if got := take(t, s, eod, day.Add(time.Hour)); !got.Fresh || got.Entries != 2 || got.New != 1 {
+			t.Fatalf("the camt.053: %+v (the notification's booking is not new)", got)
+		}
+		before := outcomes(reconOf(t, s, payd.ReconFilter{From: d, To: d}))
+		if again := take(t, s, eod, day.Add(2*time.Hour)); again.Fresh {
+			t.Errorf("the same document again: %+v", again)
+		}
+		wantLines(t, "after taking it twice", reconOf(t, s, payd.ReconFilter{From: d, To: d}), before...)
+		wantLines(t, "one booking of each", reconOf(t, s, payd.ReconFilter{From: d, To: d}), "matched "+p1.ID+" 169222", "matched "+p2.ID+" 5000")
+
+		reused := doc("S1", true, report(reconIBAN, "ST-1", d, d, booked(d, payd.DirCredit, 5001, "OTHER", shop.qrID, "TXB")))
+		if _, err := s.ImportStatement(ctx, reused, "file", day.Add(3*time.Hour)); !errors.Is(err, payd.ErrStatementReused) {
+			t.Errorf("another document under a taken MsgId: %v", err)
+		}
+		wantLines(t, "after the refused one", reconOf(t, s, payd.ReconFilter{From: d, To: d}), before...)
+	})
+}
+
+// TestReconDaysPerAccountInBankTime: a camt.053 closes its own account's
+// days, not another's; booking dates are the bank's calendar, so a payment
+// at 00:30 in Chișinău (22:30 UTC the day before) is that day's.
+func TestReconDaysPerAccountInBankTime(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
+		chisinau, err := time.LoadLocation("Europe/Chisinau")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.SetBankLocation(chisinau)
+		d := "2026-11-25"
+		early := time.Date(2026, 11, 25, 0, 30, 0, 0, chisinau) // 2026-11-24 22:30 UTC
+		a := newReconShop(t, s, 0, early)
+		b := newReconShopAt(t, s, "MD21EX000000000000000002", 0, early)
+		pa := a.credit(t, 1000, "TXA", early)
+		pb := b.credit(t, 2000, "TXB", early)
+		take(t, s, doc("SA", true, report(reconIBAN, "ST-A", d, d, booked(d, payd.DirCredit, 1000, "BA", a.qrID, "TXA"))), early.Add(24*time.Hour))
+
+		rep := reconOf(t, s, payd.ReconFilter{From: d, To: d})
+		wantLines(t, "the 25th", rep, "matched "+pa.ID+" 1000")
+		closed := map[string]bool{}
+		for _, day := range rep.Days {
+			closed[day.Account] = day.Closed
+		}
+		if !closed[reconIBAN] || closed["MD21EX000000000000000002"] {
+			t.Errorf("closed: %v (A's statement closes A only)", closed)
+		}
+		if prev := reconOf(t, s, payd.ReconFilter{From: "2026-11-24", To: "2026-11-24"}); len(prev.Lines) != 0 {
+			t.Errorf("the 24th (UTC day of the payments): %v", outcomes(prev))
+		}
+		missing, err := s.AccountsWithoutStatement(ctx, d)
+		if err != nil || fmt.Sprint(missing) != "[MD21EX000000000000000002]" {
+			t.Errorf("accounts without a camt.053 on the 25th: %v %v", missing, err)
+		}
+		// B's own statement closes B: its payment, not booked, is missing.
+		take(t, s, doc("SB", true, report("MD21EX000000000000000002", "ST-B", d, d)), early.Add(25*time.Hour))
+		wantLines(t, "once B closed", reconOf(t, s, payd.ReconFilter{From: d, To: d}), "matched "+pa.ID+" 1000", "missing_in_bank "+pb.ID+" 2000")
+	})
+}
+
+// TestReconReversals: a reversal takes back what it reverses: the booking
+// is reported reversed, the reversal with its amount, and the payment is
+// not booked any more (not matched, and not missing in the bank either:
+// its line says what happened); a bounced refund return likewise.
+func TestReconReversals(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
+		day := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+		d1, d2 := "2026-11-24", "2026-11-25"
+		shop := newReconShop(t, s, 0, day)
+		p := shop.credit(t, 5000, "TX1", day)
+		q := shop.credit(t, 3000, "TX2", day)
+		rf := shop.refund(t, q, 1000, day.Add(time.Hour))
+		take(t, s, doc("S1", true, report(reconIBAN, "ST-1", d1, d1, booked(d1, payd.DirCredit, 5000, "B1", shop.qrID, "TX1"),
+			booked(d1, payd.DirCredit, 3000, "B2", shop.qrID, "TX2"), booked(d1, payd.DirDebit, 1000, "B3", shop.qrID, rf.ID))), day.Add(20*time.Hour))
+		back := booked(d2, payd.DirDebit, 5000, "R1", shop.qrID, "TX1")
+		back.Reversal = true
+		bounce := booked(d2, payd.DirCredit, 1000, "R2", shop.qrID, rf.ID)
+		bounce.Reversal = true
+		take(t, s, doc("S2", true, report(reconIBAN, "ST-2", d2, d2, back, bounce)), day.Add(44*time.Hour))
+		rep := reconOf(t, s, payd.ReconFilter{From: d1, To: d2})
+		wantLines(t, "after the reversals", rep, "reversed "+p.ID+" 5000", "matched "+q.ID+" 3000", "reversed "+rf.ID+" 1000",
+			"reversal "+p.ID+" 5000", "reversal "+rf.ID+" 1000")
+	})
+}
+
+// TestReconLumpAndDetails: a camt.053 booking a batch as one entry waits
+// for its details; the camt.054 detailing that booking matches each
+// transaction, with the lump counted once (no missing in payd, no double
+// count); a batch whose transactions do not add up is a sum line. In the
+// other order (details first), the lump changes nothing.
+func TestReconLumpAndDetails(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
+		day := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+		d := "2026-11-24"
+		shop := newReconShop(t, s, 0, day)
+		var ps []*payd.Payment
+		var txs []payd.StatementTx
+		for i, amount := range []payd.Money{1000, 2000, 3500} {
+			tx := fmt.Sprintf("TXL%d", i)
+			ps = append(ps, shop.credit(t, amount, tx, day))
+			txs = append(txs, payd.StatementTx{Amount: amount, Currency: "MDL", EndToEndID: shop.qrID, TxID: tx})
+		}
+		lump := payd.StatementEntry{BookingDate: d, Direction: payd.DirCredit, Amount: 6500, Currency: "MDL", BankRef: "BATCH1", Code: rcdt, BatchCount: 3}
+		take(t, s, doc("S1", true, report(reconIBAN, "ST-1", d, d, lump)), day.Add(20*time.Hour))
+		wantLines(t, "the lump alone", reconOf(t, s, payd.ReconFilter{From: d, To: d}), "awaiting_details  6500",
+			"missing_in_bank "+ps[0].ID+" 1000", "missing_in_bank "+ps[1].ID+" 2000", "missing_in_bank "+ps[2].ID+" 3500")
+		detailed := lump
+		detailed.Txs = txs
+		got := take(t, s, doc("N1", false, report(reconIBAN, "NT-1", d, d, detailed)), day.Add(21*time.Hour))
+		if got.New != 0 {
+			t.Errorf("the details are a new booking: %+v", got)
+		}
+		want := []string{"matched " + ps[0].ID + " 1000", "matched " + ps[1].ID + " 2000", "matched " + ps[2].ID + " 3500"}
+		wantLines(t, "with its details", reconOf(t, s, payd.ReconFilter{From: d, To: d}), want...)
+
+		// The next day, details first, then the lump: the same; and a
+		// batch whose transactions do not add up to its entry.
+		d2 := "2026-11-25"
+		day2 := day.Add(24 * time.Hour)
+		a := shop.credit(t, 400, "TXM0", day2)
+		b := shop.credit(t, 600, "TXM1", day2)
+		batch := payd.StatementEntry{BookingDate: d2, Direction: payd.DirCredit, Amount: 1000, Currency: "MDL", BankRef: "BATCH2", Code: rcdt, BatchCount: 2,
+			Txs: []payd.StatementTx{{Amount: 400, Currency: "MDL", EndToEndID: shop.qrID, TxID: "TXM0"}, {Amount: 600, Currency: "MDL", EndToEndID: shop.qrID, TxID: "TXM1"}}}
+		take(t, s, doc("N2", false, report(reconIBAN, "NT-2", d2, d2, batch)), day2.Add(time.Hour))
+		bare := batch
+		bare.Txs = nil
+		take(t, s, doc("S2", true, report(reconIBAN, "ST-2", d2, d2, bare)), day2.Add(20*time.Hour))
+		wantLines(t, "details before the lump", reconOf(t, s, payd.ReconFilter{From: d2, To: d2}), "matched "+a.ID+" 400", "matched "+b.ID+" 600")
+
 		d3 := "2026-11-26"
-		st3 := statementOf("S3", d3, true, bookingOf(d3, 1, payd.DirCredit, 450, qr, "TX24"))
-		if _, err := s.ImportStatement(ctx, st3, "rails", day2.Add(24*time.Hour)); err != nil {
-			t.Fatal(err)
-		}
-		rep2, _ = s.ReconDay(ctx, d2)
-		for _, l := range rep2.Lines {
-			if l.Outcome == payd.ReconMissingInBank && l.PaymentID == late.ID {
-				t.Errorf("the late booking did not resolve its payment")
+		short := payd.StatementEntry{BookingDate: d3, Direction: payd.DirCredit, Amount: 1000, Currency: "MDL", BankRef: "BATCH3", Code: rcdt, BatchCount: 2,
+			Txs: []payd.StatementTx{{Amount: 400, Currency: "MDL", TxID: "X1"}, {Amount: 500, Currency: "MDL", TxID: "X2"}}}
+		take(t, s, doc("N3", false, report(reconIBAN, "NT-3", d3, d3, short)), day2.Add(24*time.Hour))
+		var sums []payd.ReconLine
+		for _, l := range reconOf(t, s, payd.ReconFilter{From: d3, To: d3}).Lines {
+			if l.Outcome == payd.ReconSumMismatch {
+				sums = append(sums, l)
 			}
 		}
-		// The money payd never heard of arrives after all (the bank resends
-		// its pacs.008): the next statement taken matches the open entry.
-		lost := shop.credit(t, 4200, "TXLOST", day2.Add(time.Hour))
-		if _, err := s.ImportStatement(ctx, statementOf("N3", d3, false), "rails", day2.Add(25*time.Hour)); err != nil {
-			t.Fatal(err)
-		}
-		// (a statement without entries on the account retries nothing: the
-		// retry runs with entries of the account)
-		if _, err := s.ImportStatement(ctx, statementOf("N4", d2, false, bookingOf(d2, 9, payd.DirCredit, 10, "", "TXOTHER")), "rails", day2.Add(26*time.Hour)); err != nil {
-			t.Fatal(err)
-		}
-		rep2, _ = s.ReconDay(ctx, d2)
-		for _, l := range rep2.Lines {
-			if l.TxID == "TXLOST" && (l.Outcome != payd.ReconMatched || l.PaymentID != lost.ID) {
-				t.Errorf("the entry missing in payd after its payment came: %+v", l)
-			}
+		if len(sums) != 1 || sums[0].Class != payd.SumBatch || sums[0].Amount != 1000 || *sums[0].PaydAmount != 900 || sums[0].EntryID == "" {
+			t.Errorf("the batch that does not add up: %+v", sums)
 		}
 	})
 }
 
-// TestSettlementTotals: the settlement report's days and totals equal the
-// sums of the merchant's payments and refunds themselves, on both engines.
-func TestSettlementTotals(t *testing.T) {
+// TestReconCorrection: a corrected camt.053 (a new MsgId for the same
+// account and period) supersedes the one it corrects: its corrected amount
+// is what is matched, the old booking is reported superseded, and the
+// statements say which replaced which.
+func TestReconCorrection(t *testing.T) {
 	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
-		start := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
-		shop := newReconShop(t, s, 175, start)
-		other := newReconShop(t, s, 0, start) // not in the report
-		rng := rand.New(rand.NewPCG(7, 11))
-		for i := range 300 {
-			at := start.Add(time.Duration(rng.IntN(5*24*60)) * time.Minute)
-			p := shop.credit(t, payd.Money(100+rng.IntN(100000)), fmt.Sprintf("S%d", i), at)
-			if i%7 == 0 {
-				shop.refund(t, p, p.Amount/2, at.Add(time.Duration(rng.IntN(48*60))*time.Minute))
-			}
-			if i%10 == 0 {
-				other.credit(t, 500, fmt.Sprintf("O%d", i), at)
-			}
+		day := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+		d := "2026-11-24"
+		shop := newReconShop(t, s, 0, day)
+		p := shop.credit(t, 5000, "TX1", day)
+		q := shop.credit(t, 700, "TX2", day)
+		take(t, s, doc("S1", true, report(reconIBAN, "ST-1", d, d, booked(d, payd.DirCredit, 5001, "B1", shop.qrID, "TX1"),
+			booked(d, payd.DirCredit, 700, "B2", shop.qrID, "TX2"))), day.Add(20*time.Hour))
+		wantLines(t, "as first sent", reconOf(t, s, payd.ReconFilter{From: d, To: d}), "amount_mismatch "+p.ID+" 5001", "matched "+q.ID+" 700")
+		got := take(t, s, doc("S1-C", true, report(reconIBAN, "ST-1", d, d, booked(d, payd.DirCredit, 5000, "B1", shop.qrID, "TX1"),
+			booked(d, payd.DirCredit, 700, "B2", shop.qrID, "TX2"))), day.Add(22*time.Hour))
+		if fmt.Sprint(got.Superseded) != "[S1]" {
+			t.Errorf("superseded %v", got.Superseded)
 		}
-		from, to := "2026-11-21", "2026-11-23"
-		// As of the 23rd (every day summed live), then as of the 30th (the
-		// days kept: summed once, then read back), then after a late credit
-		// backdated into a kept day.
-		days, err := s.Settlement(ctx, shop.m.ID, from, to, time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
-		if err != nil {
-			t.Fatal(err)
+		rep := reconOf(t, s, payd.ReconFilter{From: d, To: d})
+		wantLines(t, "corrected", rep, "superseded  5001", "matched "+p.ID+" 5000", "matched "+q.ID+" 700")
+		by := map[string]string{}
+		for _, si := range rep.Statements {
+			by[si.MsgID] = si.SupersededBy
 		}
-		later := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-		for range 2 {
-			kept, err := s.Settlement(ctx, shop.m.ID, from, to, later)
-			if err != nil || fmt.Sprint(kept) != fmt.Sprint(days) {
-				t.Fatalf("the kept sums differ from the live ones: %v\n%v\n%v", err, kept, days)
-			}
+		if by["S1"] != "S1-C" || by["S1-C"] != "" {
+			t.Errorf("statements: %+v", rep.Statements)
 		}
-		late, err := s.Credit(ctx, payd.Credit{TargetID: shop.qrID, Amount: ptr(payd.Money(999)), Currency: "MDL", Reference: "LATE", Routed: true,
-			CreditorIBAN: reconIBAN, At: time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)}, later)
-		if err != nil || late.ExecutedAt.Format(time.DateOnly) != "2026-11-22" {
-			t.Fatalf("late credit: %v %+v", err, late)
+		// A correction by electronic sequence number, of another period's
+		// statement, supersedes it too.
+		d2 := "2026-11-25"
+		r := shop.credit(t, 100, "TX3", day.Add(24*time.Hour))
+		first := report(reconIBAN, "ST-2", d2, d2, booked(d2, payd.DirCredit, 999, "B3", shop.qrID, "TX3"))
+		first.ElectronicSeq = "42"
+		take(t, s, doc("S2", true, first), day.Add(44*time.Hour))
+		fixed := report(reconIBAN, "ST-2b", d2, d2, booked(d2, payd.DirCredit, 100, "B3", shop.qrID, "TX3"))
+		fixed.ElectronicSeq = "42"
+		if got := take(t, s, doc("S2-C", true, fixed), day.Add(45*time.Hour)); fmt.Sprint(got.Superseded) != "[S2]" {
+			t.Errorf("by sequence number: %v", got.Superseded)
 		}
-		days, err = s.Settlement(ctx, shop.m.ID, from, to, later)
-		if err != nil {
-			t.Fatal(err)
+		wantLines(t, "the 25th corrected", reconOf(t, s, payd.ReconFilter{From: d2, To: d2}), "superseded  999", "matched "+r.ID+" 100")
+	})
+}
+
+// TestReconSums: the opening balance plus the entries must be the closing
+// one, TxsSummry must agree; every disagreement is a line. A statement of
+// two pages is checked once whole, over both pages' entries.
+func TestReconSums(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
+		day := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+		d := "2026-11-24"
+		newReconShop(t, s, 0, day)
+		r := report(reconIBAN, "ST-1", d, d, booked(d, payd.DirCredit, 1000, "B1", "", "T1"), booked(d, payd.DirDebit, 300, "B2", "", "T2"))
+		r.Balances = []payd.Balance{{Type: "OPBD", Amount: 10000, Currency: "MDL", Date: d}, {Type: "CLBD", Amount: 10800, Currency: "MDL", Date: d}}
+		n, sum := 3, payd.Money(1300)
+		r.Summary = &payd.TxSummary{Count: &n, Sum: &sum}
+		take(t, s, doc("S1", true, r), day.Add(20*time.Hour))
+		kinds := map[string][2]payd.Money{}
+		for _, l := range reconOf(t, s, payd.ReconFilter{From: d, To: d, Outcome: payd.ReconSumMismatch}).Lines {
+			kinds[l.Class+" "+l.Detail[strings.Index(l.Detail, ":")+2:]] = [2]payd.Money{l.Amount, *l.PaydAmount}
 		}
-		lo, hi := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC), time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
-		// What the payments and refunds themselves sum to.
-		want := map[string]*payd.SettlementDay{}
-		get := func(date string) *payd.SettlementDay {
-			if want[date] == nil {
-				want[date] = &payd.SettlementDay{Date: date, Currency: "MDL"}
-			}
-			return want[date]
+		if len(kinds) != 2 || kinds["balance OPBD 100.00 + entries 7.00 = 107.00, the bank's CLBD is 108.00"] != [2]payd.Money{10800, 10700} ||
+			kinds["txs_summary TxsSummry NbOfNtries is 3, the entries give 2"] != [2]payd.Money{3, 2} {
+			t.Errorf("sum lines: %v", kinds)
 		}
-		ps, _, err := s.Payments(ctx, sqlstore.PaymentFilter{MerchantID: shop.m.ID, Count: 1000})
-		if err != nil {
-			t.Fatal(err)
+
+		// Two pages: the balances on the last; checked once both are here.
+		d2 := "2026-11-25"
+		p1 := doc("S2", true, report(reconIBAN, "ST-2", d2, d2, booked(d2, payd.DirCredit, 500, "C1", "", "U1")))
+		p1.LastPage = false
+		p1.Reports[0].Balances = []payd.Balance{{Type: "OPBD", Amount: 10800, Currency: "MDL", Date: d2}}
+		p2 := doc("S2", true, report(reconIBAN, "ST-2", d2, d2, booked(d2, payd.DirCredit, 250, "C2", "", "U2")))
+		p2.Page = 2
+		p2.Reports[0].Balances = []payd.Balance{{Type: "CLBD", Amount: 11550, Currency: "MDL", Date: d2}}
+		take(t, s, p2, day.Add(44*time.Hour))
+		take(t, s, p1, day.Add(44*time.Hour))
+		if rep := reconOf(t, s, payd.ReconFilter{From: d2, To: d2, Outcome: payd.ReconSumMismatch}); len(rep.Lines) != 0 {
+			t.Errorf("two pages that add up: %+v", rep.Lines)
 		}
-		for _, p := range ps {
-			if !p.ExecutedAt.Before(lo) && p.ExecutedAt.Before(hi) {
-				d := get(p.ExecutedAt.UTC().Format(time.DateOnly))
-				d.Payments++
-				d.Gross += p.Amount
-				d.Commission += p.Commission
-			}
+		d3 := "2026-11-26"
+		q1 := doc("S3", true, report(reconIBAN, "ST-3", d3, d3, booked(d3, payd.DirCredit, 500, "D1", "", "V1")))
+		q1.LastPage = false
+		q1.Reports[0].Balances = []payd.Balance{{Type: "OPBD", Amount: 11550, Currency: "MDL", Date: d3}}
+		take(t, s, q1, day.Add(68*time.Hour))
+		if rep := reconOf(t, s, payd.ReconFilter{From: d3, To: d3, Outcome: payd.ReconSumMismatch}); len(rep.Lines) != 0 {
+			t.Errorf("checked before its last page: %+v", rep.Lines)
 		}
-		rfs, _, err := s.Refunds(ctx, sqlstore.RefundFilter{MerchantID: shop.m.ID, Status: "Accepted", Count: 1000})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range rfs {
-			if !r.ExecutedAt.Before(lo) && r.ExecutedAt.Before(hi) {
-				d := get(r.ExecutedAt.UTC().Format(time.DateOnly))
-				d.Refunds++
-				d.Refunded += r.Amount
-			}
-		}
-		if len(days) != len(want) || len(days) != 3 {
-			t.Fatalf("%d days, want %d", len(days), len(want))
-		}
-		for _, d := range days {
-			w := want[d.Date]
-			w.Settle()
-			if d != *w {
-				t.Errorf("%s: %+v, want %+v", d.Date, d, *w)
-			}
-		}
-		tot := payd.SettlementTotals(days)
-		var gross, refunded payd.Money
-		for _, w := range want {
-			gross += w.Gross
-			refunded += w.Refunded
-		}
-		if len(tot) != 1 || tot[0].Gross != gross || tot[0].Refunded != refunded || tot[0].Net != tot[0].Gross-tot[0].Commission-tot[0].Refunded {
-			t.Errorf("totals %+v, want gross %s refunded %s", tot, gross, refunded)
+		q2 := doc("S3", true, report(reconIBAN, "ST-3", d3, d3, booked(d3, payd.DirCredit, 250, "D2", "", "V2")))
+		q2.Page = 2
+		q2.Reports[0].Balances = []payd.Balance{{Type: "CLBD", Amount: 12000, Currency: "MDL", Date: d3}}
+		take(t, s, q2, day.Add(68*time.Hour))
+		if rep := reconOf(t, s, payd.ReconFilter{From: d3, To: d3, Outcome: payd.ReconSumMismatch}); len(rep.Lines) != 1 ||
+			rep.Lines[0].Class != payd.SumBalance || *rep.Lines[0].PaydAmount != 12300 {
+			t.Errorf("two pages that do not add up: %+v", rep.Lines)
 		}
 	})
 }
 
-func ptr[T any](v T) *T { return &v }
-
-// TestKeepSettlement: the days that stopped being live are kept before any
-// report asks (the settlement loop's pass), a week of them, and a report
-// of them afterwards equals the sums of the payments themselves; today and
-// yesterday are not kept.
-func TestKeepSettlement(t *testing.T) {
+// TestReconLateData: a credit payd records after its booking was taken
+// (sent again days later) resolves when the operator matches again; a
+// blind booking that took a payment for review yields it to the booking
+// that names it; an operator's explanation is kept, audited, and the line
+// asks nothing more.
+func TestReconLateData(t *testing.T) {
 	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
-		start := time.Date(2026, 11, 10, 0, 0, 0, 0, time.UTC)
-		shop := newReconShop(t, s, 100, start)
-		for i := range 40 {
-			shop.credit(t, payd.Money(1000+i), fmt.Sprintf("K%d", i), start.Add(time.Duration(i)*12*time.Hour)) // Nov 10 to Nov 29
-		}
-		now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
-		live, err := s.Settlement(ctx, shop.m.ID, "2026-11-10", "2026-11-30", now.Add(-30*24*time.Hour)) // every day summed live
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.KeepSettlement(ctx, shop.m.ID, now); err != nil {
-			t.Fatal(err)
-		}
-		kept, err := s.KeptSettlementDays(ctx, shop.m.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := []string{"2026-11-22", "2026-11-23", "2026-11-24", "2026-11-25", "2026-11-26", "2026-11-27", "2026-11-28"}
-		if fmt.Sprint(kept) != fmt.Sprint(want) {
-			t.Fatalf("kept %v, want the week before yesterday %v", kept, want)
-		}
-		again, err := s.Settlement(ctx, shop.m.ID, "2026-11-10", "2026-11-30", now)
-		if err != nil || fmt.Sprint(again) != fmt.Sprint(live) {
-			t.Fatalf("the report with kept days differs: %v\n%v\n%v", err, again, live)
-		}
-	})
-}
-
-// TestKeepSettlementRace: a late credit backdated to a day being kept,
-// recorded between the keeper's sum and its insert (when no kept row is
-// there yet for the credit to drop), does not leave the day kept short of
-// it: the report of that day still equals the sums of its payments.
-func TestKeepSettlementRace(t *testing.T) {
-	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
-		start := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
-		shop := newReconShop(t, s, 100, start)
-		for i := range 10 {
-			shop.credit(t, payd.Money(1000+i), fmt.Sprintf("R%d", i), start.Add(time.Duration(i)*12*time.Hour)) // Nov 20 to Nov 24
-		}
-		now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
-		once := false
-		sqlstore.AfterSettlementSum(t, func() {
-			if !once {
-				once = true
-				// Accepted on Nov 22, arriving on Nov 30.
-				p, err := s.Credit(ctx, payd.Credit{TargetID: shop.qrID, Amount: ptr(payd.Money(777)), Currency: "MDL", Reference: "LATE",
-					Routed: true, CreditorIBAN: reconIBAN, PayerName: "PAYER", At: time.Date(2026, 11, 22, 15, 0, 0, 0, time.UTC)}, now)
-				if err != nil || p.ExecutedAt.Day() != 22 {
-					t.Errorf("the late credit: %v %+v", err, p)
-				}
+		day := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+		d := "2026-11-24"
+		shop := newReconShop(t, s, 0, day)
+		free := shop.credit(t, 777, "TXF", day)
+		take(t, s, doc("S1", true, report(reconIBAN, "ST-1", d, d, booked(d, payd.DirCredit, 4200, "B1", shop.qrID, "TXLOST"),
+			booked(d, payd.DirCredit, 777, "B2", "", ""))), day.Add(20*time.Hour))
+		rep := reconOf(t, s, payd.ReconFilter{From: d, To: d})
+		wantLines(t, "before", rep, "missing_in_payd  4200", "matched "+free.ID+" 777")
+		for _, l := range rep.Lines {
+			if l.PaymentID == free.ID && (!l.Review || l.Basis != payd.BasisAmountDate) {
+				t.Errorf("the blind match is not for review: %+v", l)
 			}
-		})
-		if err := s.KeepSettlement(ctx, shop.m.ID, now); err != nil {
-			t.Fatal(err)
 		}
-		if !once {
-			t.Fatal("the keeper summed nothing")
-		}
-		got, err := s.Settlement(ctx, shop.m.ID, "2026-11-20", "2026-11-24", now)
+		// The named booking of the same payment arrives in a camt.054.
+		take(t, s, doc("N2", false, report(reconIBAN, "NT-2", d, d, booked(d, payd.DirCredit, 777, "B3", shop.qrID, "TXF"))), day.Add(21*time.Hour))
+		wantLines(t, "named", reconOf(t, s, payd.ReconFilter{From: d, To: d}), "missing_in_payd  4200", "missing_in_payd  777", "matched "+free.ID+" 777")
+
+		// Four days later the lost credit is recorded (the bank sent it
+		// again): nothing is taken that day, so only matching again finds it.
+		later := day.Add(96 * time.Hour)
+		lost, err := s.Credit(ctx, payd.Credit{TargetID: shop.qrID, Amount: ptr(payd.Money(4200)), Currency: "MDL", Reference: "TXLOST", Routed: true,
+			CreditorIBAN: reconIBAN, PayerName: "PAYER", At: day}, later)
 		if err != nil {
 			t.Fatal(err)
 		}
-		live, err := s.Settlement(ctx, shop.m.ID, "2026-11-20", "2026-11-24", start) // every day summed live
+		n, err := s.MatchAgain(ctx, d, d, "operator", later)
+		if err != nil || n != 1 {
+			t.Fatalf("match again: %d %v", n, err)
+		}
+		rep = reconOf(t, s, payd.ReconFilter{From: d, To: d})
+		wantLines(t, "matched again", rep, "matched "+lost.ID+" 4200", "missing_in_payd  777", "matched "+free.ID+" 777")
+		if n, err := s.MatchAgain(ctx, d, d, "operator", later); err != nil || n != 0 {
+			t.Errorf("match again twice: %d %v", n, err)
+		}
+
+		var open payd.ReconLine
+		for _, l := range rep.Lines {
+			if l.Outcome == payd.ReconMissingInPayd {
+				open = l
+			}
+		}
+		if err := s.Explain(ctx, open.EntryID, open.Seq, "a cash deposit at the branch", "operator", later); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Explain(ctx, "nosuchentry", 0, "x", "operator", later); !errors.Is(err, payd.ErrNotFound) {
+			t.Errorf("explaining a line payd does not have: %v", err)
+		}
+		for _, l := range reconOf(t, s, payd.ReconFilter{From: d, To: d}).Lines {
+			if l.EntryID == open.EntryID && (l.Explained == nil || l.Explained.Note != "a cash deposit at the branch" || l.Explained.By != "operator" ||
+				!l.Explained.At.Equal(later)) {
+				t.Errorf("the explained line: %+v", l)
+			}
+		}
+		u, err := s.ReconUnresolved(ctx, d, d)
+		if err != nil || u[payd.ReconMissingInPayd] != 0 {
+			t.Errorf("unresolved after the explanation: %v %v", u, err)
+		}
+		audit, err := s.ReconAudit(ctx, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if fmt.Sprint(got) != fmt.Sprint(live) {
-			t.Fatalf("the kept days lost the late credit:\n%v\nwant\n%v", got, live)
+		var actions []string
+		for _, a := range audit {
+			actions = append(actions, a.Action)
 		}
-		again, err := s.Settlement(ctx, shop.m.ID, "2026-11-20", "2026-11-24", now)
-		if err != nil || fmt.Sprint(again) != fmt.Sprint(live) {
-			t.Fatalf("read again: %v\n%v\nwant\n%v", err, again, live)
+		if fmt.Sprint(actions) != "[explain match_again match_again]" {
+			t.Errorf("audit: %+v", audit)
 		}
 	})
 }

@@ -29,7 +29,9 @@ func TestHostOf(t *testing.T) {
 func TestHostsParkAndTakeInOrder(t *testing.T) {
 	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
 	cb := func(id, url string) *payd.Callback { return &payd.Callback{ID: id, URL: url} }
-	fresh := func(c *payd.Callback) leased { return leased{c: c, until: now.Add(30 * time.Second), startBy: now.Add(5 * time.Second)} }
+	fresh := func(c *payd.Callback) leased {
+		return leased{c: c, until: now.Add(30 * time.Second), startBy: now.Add(5 * time.Second)}
+	}
 	hs := hosts{limit: 2}
 	hung := "https://hung.example/cb"
 	for i, id := range []string{"a1", "a2"} {

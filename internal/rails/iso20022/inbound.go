@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"regexp"
@@ -29,19 +28,22 @@ type Inbound struct {
 	Inbox  payd.Inbox // the record that makes every message apply once
 	Key    string
 	BIC    string // the operator's bank, the instructing agent of payd's answers
-	// Statements takes the bank's camt.053 and camt.054 (nil: refused).
+	// Statements takes the bank's camt.053 and camt.054 (nil: refused),
+	// their dates in the bank's time zone Location (UTC when nil).
 	Statements payd.StatementBook
-	Clock      payd.Clock
-	Log        *slog.Logger
+	Location   *time.Location
+	// Refused, when set, is told of every statement refused, and why (a
+	// metric: a day's statement refused is a day unreconciled).
+	Refused func(reason string)
+	Clock   payd.Clock
+	Log     *slog.Logger
 }
 
-// maxMessage bounds an inbound message.
-const maxMessage = 256 << 10
-
 func (in *Inbound) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxMessage+1))
-	if err != nil || len(body) > maxMessage {
-		http.Error(w, "message too large or unreadable", http.StatusBadRequest)
+	body, err := readBody(r.Context(), r.Body)
+	if err != nil {
+		in.Log.Warn("rails message refused", "err", err, "remote", r.RemoteAddr)
+		http.Error(w, "message too large or unreadable: "+err.Error(), http.StatusBadRequest)
 		return
 	}
 	now := in.Clock.Now()
@@ -65,15 +67,25 @@ func (in *Inbound) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err = in.rtpStatus(ctx, body, now)
 	case NSPacs002:
 		note, err = in.refundStatus(ctx, body, now)
-	case NSCamt053, NSCamt054:
-		err = in.statement(ctx, body, now)
 	default:
-		err = fmt.Errorf("%w: %s", ErrUnknownMessage, ns)
+		if IsStatement(ns) {
+			err = in.statement(ctx, body, now)
+		} else {
+			err = fmt.Errorf("%w: %s", ErrUnknownMessage, ns)
+		}
 	}
 	var bad *badMessage
 	switch {
 	case errors.As(err, &bad) || errors.Is(err, ErrUnknownMessage):
-		in.Log.Info("rails message unreadable", "namespace", ns, "err", err)
+		if IsStatement(ns) || strings.HasPrefix(ns, "urn:iso:std:iso:20022:tech:xsd:camt.05") { // a statement, or one of a version payd does not read
+			// A statement refused is a day unreconciled: said loudly.
+			in.Log.Warn("bank statement refused", "namespace", ns, "err", err)
+			if in.Refused != nil {
+				in.Refused(refusalReason(err))
+			}
+		} else {
+			in.Log.Info("rails message unreadable", "namespace", ns, "err", err)
+		}
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	case err != nil && r.Context().Err() != nil:
@@ -409,22 +421,41 @@ var (
 )
 
 // statement takes a camt.053 or camt.054 for reconciliation: once by its
-// MsgId (a repeat is acknowledged and changes nothing).
+// MsgId, page and content (the same document again is acknowledged and
+// changes nothing; another under its MsgId is refused).
 func (in *Inbound) statement(ctx context.Context, body []byte, now time.Time) error {
 	if in.Statements == nil {
 		return bad("statements are not taken here")
 	}
-	st, err := ReadStatement(body)
+	loc := in.Location
+	if loc == nil {
+		loc = time.UTC
+	}
+	st, err := ReadStatement(body, loc)
 	if err != nil {
 		return bad("%v", err)
 	}
-	fresh, err := in.Statements.ImportStatement(ctx, st, "rails", now)
-	if err == nil && fresh {
-		n := 0
-		for _, r := range st.Reports {
-			n += len(r.Entries)
-		}
-		in.Log.Info("bank statement taken", "kind", st.Kind, "msg_id", st.MsgID, "accounts", len(st.Reports), "entries", n)
+	taken, err := in.Statements.ImportStatement(ctx, st, "rails", now)
+	switch {
+	case errors.Is(err, payd.ErrStatementReused):
+		return bad("%s %s page %d: MsgId taken before for other content; a correction needs a MsgId of its own", st.Kind, st.MsgID, st.Page)
+	case err == nil && taken.Fresh:
+		in.Log.Info("bank statement taken", "kind", st.Kind, "version", st.Version, "msg_id", st.MsgID, "page", st.Page,
+			"accounts", len(st.Reports), "entries", taken.Entries, "new", taken.New, "supersedes", taken.Superseded)
 	}
 	return err
+}
+
+// refusalReason is the kind of a statement's refusal, for the metric.
+func refusalReason(err error) string {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "MsgId taken before"):
+		return "msgid_reused"
+	case errors.Is(err, ErrUnknownMessage):
+		return "unknown_version"
+	case strings.Contains(msg, "schema") || strings.Contains(msg, "namespace") || strings.Contains(msg, "appears"):
+		return "schema"
+	}
+	return "content"
 }

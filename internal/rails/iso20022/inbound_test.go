@@ -363,3 +363,46 @@ func TestReferenceInText(t *testing.T) {
 		}
 	}
 }
+
+// TestInboundStatementRefusalsCounted: a statement the endpoint takes
+// answers 200 (again: 200, nothing changes); every statement refused is
+// told to Refused with its kind (the metric an alert reads), a statement
+// of a version payd does not read too; other messages refused are not.
+func TestInboundStatementRefusalsCounted(t *testing.T) {
+	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
+		e := newInboundEnv(t, s)
+		var refused []string
+		e.in.Statements, e.in.Refused = s, func(reason string) { refused = append(refused, reason) }
+		st := sampleStatement(payd.KindCamt053)
+		body, err := WriteStatement(st, "001.04")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if rec := e.post(body); rec.Code != 200 {
+				t.Fatalf("the statement: %d %s", rec.Code, rec.Body)
+			}
+		}
+		st.Reports[0].Entries[0].Amount++
+		other, _ := WriteStatement(st, "001.04")
+		for _, c := range []struct {
+			what string
+			body []byte
+			want string
+		}{
+			{"another document under its MsgId", other, "msgid_reused"},
+			{"camt.053.001.10", bytes.ReplaceAll(body, []byte("camt.053.001.04"), []byte("camt.053.001.10")), "unknown_version"},
+			{"an element the schema does not have", bytes.Replace(body, []byte("<Ntry>"), []byte("<Ntry><Bogus>1</Bogus>"), 1), "schema"},
+			{"a booking date that is none", bytes.Replace(body, []byte("<Dt>2026-11-24</Dt>"), []byte("<Dt>2026-11-31</Dt>"), 1), "content"},
+		} {
+			refused = nil
+			if rec := e.post(c.body); rec.Code != 400 || fmt.Sprint(refused) != "["+c.want+"]" {
+				t.Errorf("%s: %d %q, counted %v, want %s", c.what, rec.Code, rec.Body, refused, c.want)
+			}
+		}
+		refused = nil
+		if rec := e.post(bytes.ReplaceAll(e.creditDoc(credit{msgID: "M1", e2e: e.qr, amount: "1.00.0"}), []byte("1.00.0"), []byte("x"))); rec.Code != 400 || len(refused) != 0 {
+			t.Errorf("a credit refused: %d, counted %v", rec.Code, refused)
+		}
+	})
+}

@@ -11,7 +11,7 @@
 // the Ledger use cases, once per MsgId (payd.Inbox).
 //
 // Every message payd writes validates against the ISO 20022 base XSD of
-// its version (testdata/xsd; TestMessagesValidate), for every input the
+// its version (xsd; TestMessagesValidate), for every input the
 // merchant API accepts: texts longer than their ISO field are cut at its
 // boundary (Text), optional groups with no value are left out (pointers),
 // and the usage follows the EPC's SEPA Request-to-Pay and SCT Inst

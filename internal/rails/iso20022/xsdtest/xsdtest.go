@@ -1,5 +1,5 @@
 // Package xsdtest validates ISO 20022 messages against the base XSD of
-// their version (../testdata/xsd) with xmllint, for the tests of every
+// their version (../xsd) with xmllint, for the tests of every
 // package that writes or captures rails messages. Where xmllint is not
 // installed the tests skip, except when PAYD_REQUIRE_XMLLINT is set (CI
 // sets it and installs xmllint), where they fail.
@@ -19,7 +19,7 @@ import (
 // Dir is the directory of the vendored XSDs.
 func Dir() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "testdata", "xsd")
+	return filepath.Join(filepath.Dir(file), "..", "xsd")
 }
 
 // Available skips t (or fails it under CI) when xmllint is missing.
@@ -74,4 +74,20 @@ func Validate(t testing.TB, name string, body []byte) {
 	if err != nil {
 		t.Errorf("%s does not validate against %s:\n%s\n%s", name, filepath.Base(xsd), out, body)
 	}
+}
+
+// Accepts reports whether body validates against the XSD of its namespace
+// (false when payd has none), for tests that take what a schema accepts.
+func Accepts(t testing.TB, body []byte) bool {
+	t.Helper()
+	Available(t)
+	xsd := Schema(body)
+	if xsd == "" {
+		return false
+	}
+	f := filepath.Join(t.TempDir(), "document.xml")
+	if err := os.WriteFile(f, body, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return exec.Command("xmllint", "--noout", "--schema", xsd, f).Run() == nil
 }
