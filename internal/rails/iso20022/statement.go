@@ -382,7 +382,7 @@ func (r *statementReader) report(start *xml.StartElement) (*payd.StatementReport
 			}
 			bal, err := r.balance(b)
 			if err != nil {
-				return nil, fmt.Errorf("Bal %d: %w", len(rep.Balances)+1, err)
+				return nil, fmt.Errorf("balance (Bal) %d: %w", len(rep.Balances)+1, err)
 			}
 			rep.Balances = append(rep.Balances, bal)
 		case "TxsSummry":
@@ -481,7 +481,7 @@ func (r *statementReader) balance(b xBalance) (payd.Balance, error) {
 	}
 	date, err := r.date(&b.Dt)
 	if err != nil {
-		return payd.Balance{}, fmt.Errorf("Dt: %w", err)
+		return payd.Balance{}, fmt.Errorf("date (Dt): %w", err)
 	}
 	typ := b.Tp
 	if typ == "" {
@@ -499,7 +499,7 @@ func (r *statementReader) entry(x xEntry) (payd.StatementEntry, bool, error) {
 	case "PDNG", "INFO", "FUTR":
 		return e, false, nil
 	default:
-		return e, false, fmt.Errorf("Sts %q is not a status (BOOK, PDNG, INFO, FUTR)", x.Sts.code())
+		return e, false, fmt.Errorf("status (Sts) %q is not one (BOOK, PDNG, INFO, FUTR)", x.Sts.code())
 	}
 	dir, err := direction(x.CdtDbtInd)
 	if err != nil {
