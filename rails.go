@@ -173,6 +173,7 @@ const (
 	OrderRefund      OrderKind = "refund.return" // return a refund's amount to the payer
 	OrderCardRefund  OrderKind = "card.refund"   // refund a card payment through its acquirer
 	OrderCardReverse OrderKind = "card.reverse"  // give back a card charge no checkout took
+	// OrderRegisterQR (qrregistry.go): the QR registry learns a code's terms.
 )
 
 // RefundKind reports whether an order carries a refund (its ObjectID is
@@ -193,7 +194,7 @@ type RailsOrder struct {
 	ID         string
 	Kind       OrderKind
 	MerchantID string
-	ObjectID   string // the rtpId or refundId
+	ObjectID   string // the rtpId, refundId or qrId
 	CreatedAt  time.Time
 	Data       OrderData
 	// Delivery state, kept by the outbox.
@@ -221,6 +222,8 @@ type OrderData struct {
 	OriginalTotal Money     `json:"originalTotal,omitempty"`
 	DebtorName    string    `json:"debtorName,omitempty"` // who gets the money back
 	DebtorIBAN    string    `json:"debtorIban,omitempty"`
+	// A QR registration's record (OrderRegisterQR).
+	QR *QRRegistration `json:"qr,omitempty"`
 }
 
 func newOrder(kind OrderKind, merchantID, objectID string, now time.Time, d OrderData) *RailsOrder {

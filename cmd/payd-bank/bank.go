@@ -48,7 +48,8 @@ type bank struct {
 	bookings   []*booking      // what the bank booked on its customers' accounts
 	accounts   map[string]bool // the merchants' accounts it knows
 	stmtSeq    int
-	loc        *time.Location // the bank's calendar
+	loc        *time.Location         // the bank's calendar
+	registry   map[string]*registered // the QR registry's codes, by qrId (registry.go)
 }
 
 // exchange is a message payd-bank sent and what payd answered.
@@ -62,7 +63,7 @@ type exchange struct {
 
 func newBank(paydURL, key, bic string) *bank {
 	return &bank{paydURL: paydURL, key: key, bic: bic, client: &http.Client{Timeout: 10 * time.Second}, byID: map[string]*message{},
-		accounts: map[string]bool{}, loc: time.UTC}
+		accounts: map[string]bool{}, loc: time.UTC, registry: map[string]*registered{}}
 }
 
 func (b *bank) routes(mux *http.ServeMux) {
@@ -73,6 +74,9 @@ func (b *bank) routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /rtp/{id}/accept", b.rtpAccept)
 	mux.HandleFunc("POST /rtp/{id}/reject", b.rtpReject)
 	mux.HandleFunc("POST /pay", b.pay)
+	mux.HandleFunc("POST /pay-link", b.payLink)
+	mux.HandleFunc("GET /registry", b.registryList)
+	mux.HandleFunc("GET /registry/resolve", b.registryGet)
 	mux.HandleFunc("POST /refund/{id}/settle", b.refundStatus)
 	mux.HandleFunc("POST /refund/{id}/reject", b.refundStatus)
 	mux.HandleFunc("POST /down", b.goDown)
@@ -119,6 +123,10 @@ func (b *bank) receive(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := iso20022.Verify(r.Header, b.key, body, time.Now()); err != nil {
 		http.Error(w, "unauthorized: "+err.Error(), http.StatusUnauthorized)
+		return
+	}
+	if strings.HasPrefix(r.Header.Get("Content-Type"), iso20022.RegistryMediaType) {
+		b.register(w, body)
 		return
 	}
 	m, err := parse(body)

@@ -87,6 +87,15 @@ Control API of the rails (JSON answers):
   POST /down[?for=30s]              answer 503 to payd (for a while, or until /up)
   POST /up                          answer again
   POST /duplicates?on=true|false    send every message to payd twice
+  POST /pay-link                    a payer's bank app pays a MIA QR link alone:
+                                    {"link", "amount" (Free and Controlled codes),
+                                    "payerName", "iban"}; the registry's terms and
+                                    reference go in the pacs.008; a code that is
+                                    not payable (cancelled, paid, expired,
+                                    replaced) answers 409 and nothing is paid
+  GET  /registry                    every code the QR registry keeps (payd
+                                    registers them through the connector)
+  GET  /registry/resolve?link=…     the code a link names, as a bank app reads it
   GET  /bookings                    what the bank booked on the merchants' accounts
   GET  /statements?kind=camt.053|camt.054&date=YYYY-MM-DD[&version=001.02|001.04|001.08]
                                     the statement of a date (camt.053: every account

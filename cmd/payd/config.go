@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"payd"
 	"payd/internal/acquirer/maibecomm"
 	"payd/internal/worker"
 )
@@ -54,6 +55,7 @@ type config struct {
 	RailsURL          string
 	RailsKey          string
 	RailsBIC          string
+	RailsPSP          string // the PSP code of the QR registry's links (default: the BIC's first three letters)
 	OperatorToken     string
 	CardAcquirer      string // "" (no cards in production) or maib-ecomm
 	AcquirerURL       string
@@ -169,6 +171,13 @@ var settings = []setting{
 			return fmt.Errorf("%q is not a BIC (8 or 11 letters and digits: bank, country, location, branch)", v)
 		}
 		c.RailsBIC = v
+		return nil
+	}},
+	{"rails-psp", "PAYD_RAILS_PSP", "", "the operator's PSP code in the National Bank's QR registry, three capital letters, in every QR's MIA link (iso20022 rails; default: the BIC's first three)", func(c *config, v string) error {
+		if v != "" && !payd.PSPCodePattern.MatchString(v) {
+			return fmt.Errorf("%q is not a PSP code (three capital letters, e.g. AGR)", v)
+		}
+		c.RailsPSP = v
 		return nil
 	}},
 	{"operator-token", "PAYD_OPERATOR_TOKEN", "", "the operator's bearer token for the reconciliation report (at least 32 characters; unset: that report answers 401)", func(c *config, v string) error {
@@ -382,6 +391,11 @@ func (c *config) checkRails() error {
 	}
 	if c.RailsBIC == "" {
 		return fmt.Errorf("PAYD_RAILS_BIC: the BIC of the operator's bank (the merchants' agent in every message) is required with PAYD_RAILS=iso20022")
+	}
+	if c.RailsPSP == "" {
+		if c.RailsPSP = c.RailsBIC[:3]; !payd.PSPCodePattern.MatchString(c.RailsPSP) {
+			return fmt.Errorf("PAYD_RAILS_PSP: the BIC %s does not start with a PSP code (three letters); set the code the QR registry knows", c.RailsBIC)
+		}
 	}
 	return nil
 }

@@ -65,6 +65,9 @@ func openStore(ctx context.Context, c *config, clock payd.Clock, note io.Writer)
 	if err == nil && c.BankLocation != nil {
 		store.SetBankLocation(c.BankLocation)
 	}
+	if err == nil && c.Rails == "iso20022" && c.RailsPSP != "" {
+		store.SetQRRegistry(c.RailsPSP) // every QR's url a MIA link, its changes told to the registry
+	}
 	if err != nil {
 		return nil, err
 	}

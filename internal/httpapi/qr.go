@@ -37,14 +37,17 @@ func (s *Server) handleQRCreate(c *call) error {
 	if err := s.store.CreateQR(c.r.Context(), q, nil); err != nil {
 		return err
 	}
-	res := qrCreated{QRID: q.ID, OrderID: q.OrderID, Type: string(q.Type), URL: s.qrURL(q.ID)}
+	res := qrCreated{QRID: q.ID, OrderID: q.OrderID, Type: string(q.Type), URL: s.qrURL(q)}
 	if q.Type == payd.QRDynamic {
 		res.ExpiresAt = wireTime(q.ExpiresAt)
 	}
 	return c.respond(res)
 }
 
-func (s *Server) qrURL(id string) string { return s.cfg.PublicURL + "/qr/" + id }
+// qrURL is a QR's url (payd.QRURL): the national link in production.
+func (s *Server) qrURL(q *payd.QR) string {
+	return payd.QRURL(s.cfg.PublicURL, s.store.QRRegistry(), q)
+}
 
 // handleQRHybridCreate is POST /v2/instant/qr/hybrid.
 func (s *Server) handleQRHybridCreate(c *call) error {
@@ -72,7 +75,7 @@ func (s *Server) handleQRHybridCreate(c *call) error {
 	if err := s.store.CreateQR(c.r.Context(), q, ext); err != nil {
 		return err
 	}
-	res := hybridCreated{QRID: q.ID, URL: s.qrURL(q.ID)}
+	res := hybridCreated{QRID: q.ID, URL: s.qrURL(q)}
 	if ext != nil {
 		res.ExtensionID = ext.ID
 	}

@@ -195,7 +195,7 @@ type qrRecord struct {
 
 func (s *Server) qrRecord(q *payd.QR) qrRecord {
 	r := qrRecord{
-		QRID: q.ID, Type: string(q.Type), Status: string(q.Status), URL: s.qrURL(q.ID), ExtensionID: q.ExtensionID,
+		QRID: q.ID, Type: string(q.Type), Status: string(q.Status), URL: s.qrURL(q), ExtensionID: q.ExtensionID,
 		OrderID: q.OrderID, Description: q.Description, CallbackURL: q.CallbackURL, RedirectURL: q.RedirectURL,
 		AmountType: string(q.AmountType), Currency: q.Currency, TerminalID: q.TerminalID,
 		Amount: q.Amounts.Amount, AmountMin: q.Amounts.Min, AmountMax: q.Amounts.Max,

@@ -64,6 +64,9 @@ type Store struct {
 	holdOrders func(*payd.RailsOrder) (time.Time, bool)
 	// inactivity is PAYD_QR_INACTIVITY (0: the 30-day default).
 	inactivity time.Duration
+	// registryPSP is the PSP code of the QR registry's links (SetQRRegistry;
+	// "": no registry, the sandbox).
+	registryPSP string
 	// statementsTaken counts the bank statements this process took.
 	statementsTaken atomic.Int64
 	// bankLoc is the bank's time zone (SetBankLocation).

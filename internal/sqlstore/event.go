@@ -27,9 +27,15 @@ func (t *tx) event(ctx context.Context, merchantID, object, id, from, to string,
 // another that ends in "RETURNING id, merchant_id, updated_at", and
 // records an event for every row it moved. It returns how many.
 func (t *tx) transitions(ctx context.Context, object, from, to, q string, args ...any) (int64, error) {
+	ids, err := t.transitionsOf(ctx, object, from, to, q, args...)
+	return int64(len(ids)), err
+}
+
+// transitionsOf is transitions, giving the ids of the rows it moved.
+func (t *tx) transitionsOf(ctx context.Context, object, from, to, q string, args ...any) ([]string, error) {
 	rows, err := t.query(ctx, q, args...)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	type moved struct {
 		id, merchant string
@@ -40,15 +46,18 @@ func (t *tx) transitions(ctx context.Context, object, from, to, q string, args .
 		var m moved
 		if err := rows.Scan(&m.id, &m.merchant, &m.at); err != nil {
 			rows.Close()
-			return 0, err
+			return nil, err
 		}
 		all = append(all, m)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return 0, err
+		return nil, err
 	}
-	n := int64(len(all))
+	ids := make([]string, len(all))
+	for i, m := range all {
+		ids[i] = m.id
+	}
 	cause := string(payd.CauseOf(ctx))
 	const per = 500
 	for len(all) > 0 {
@@ -65,10 +74,10 @@ func (t *tx) transitions(ctx context.Context, object, from, to, q string, args .
 			vals = append(vals, m.merchant, object, m.id, from, to, m.at, cause)
 		}
 		if _, err := t.exec(ctx, b.String(), vals...); err != nil {
-			return 0, fmt.Errorf("record events: %w", err)
+			return nil, fmt.Errorf("record events: %w", err)
 		}
 	}
-	return n, nil
+	return ids, nil
 }
 
 const changeCols = "id, merchant_id, object, object_id, from_status, to_status, at, cause"

@@ -109,9 +109,11 @@ func (t *tx) insertQR(ctx context.Context, q *payd.QR, ext *payd.Extension) erro
 		return fmt.Errorf("insert qr: %w", err)
 	}
 	if ext != nil {
-		return t.insertExtension(ctx, ext)
+		if err := t.insertExtension(ctx, ext); err != nil {
+			return err
+		}
 	}
-	return nil
+	return t.registerQR(ctx, nil, q, q.CreatedAt)
 }
 
 // QR reads one of the merchant's QRs as of now; merchantID "" reads any
@@ -205,6 +207,7 @@ func (s *Store) updateQR(ctx context.Context, merchantID, id string, now time.Ti
 // ends an extension that expired), runs f and saves q.
 func (t *tx) transitionQR(ctx context.Context, q *payd.QR, now time.Time, f func(t *tx, q *payd.QR) error) error {
 	fromStatus, fromExt, extWas := q.Status, q.ExtensionID, q.ExtStatus
+	stored := *q
 	q.Observe(now, t.s.qrInactivity())
 	if extWas == payd.ExtActive && q.ExtStatus == payd.ExtExpired {
 		if err := t.setExtensionStatus(ctx, q, fromExt, payd.ExtExpired, q.UpdatedAt); err != nil {
@@ -214,7 +217,10 @@ func (t *tx) transitionQR(ctx context.Context, q *payd.QR, now time.Time, f func
 	if err := f(t, q); err != nil {
 		return err
 	}
-	return t.saveQR(ctx, q, fromStatus, fromExt)
+	if err := t.saveQR(ctx, q, fromStatus, fromExt); err != nil {
+		return err
+	}
+	return t.registerQR(ctx, &stored, q, now)
 }
 
 // CancelQR cancels a QR and its active extension.
@@ -465,11 +471,14 @@ func (s *Store) ExpireQRs(ctx context.Context, now time.Time, limit int) (int64,
 				WHERE status = 'Active' AND expires_at <= ? LIMIT ?)` + ret, []any{ms(now), limit}},
 		}
 		for _, st := range steps {
-			k, err := t.transitions(ctx, st.object, st.from, st.to, st.q, st.args...)
+			ids, err := t.transitionsOf(ctx, st.object, st.from, st.to, st.q, st.args...)
 			if err != nil {
 				return fmt.Errorf("expire qrs: %w", err)
 			}
-			n += k
+			n += int64(len(ids))
+			if err := t.registerMoved(ctx, ids, st.object == payd.ObjectExtension, now); err != nil {
+				return err
+			}
 		}
 		return nil
 	})

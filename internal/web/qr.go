@@ -87,7 +87,8 @@ func QRSVG(url string, size int) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-func (p *Pages) qrURL(id string) string { return p.cfg.PublicURL + "/qr/" + id }
+// qrURL is what a QR's image encodes: its url (payd.QRURL).
+func (p *Pages) qrURL(q *payd.QR) string { return payd.QRURL(p.cfg.PublicURL, p.store.QRRegistry(), q) }
 
 // qrImageOrPage serves GET /qr/{id}, /qr/{id}.png and /qr/{id}.svg.
 func (p *Pages) qrImageOrPage(w http.ResponseWriter, r *http.Request) {
@@ -129,10 +130,10 @@ func (p *Pages) qrImageOrPage(w http.ResponseWriter, r *http.Request) {
 	}
 	var b []byte
 	if ext == "png" {
-		b, err = QRPNG(p.qrURL(q.ID), size)
+		b, err = QRPNG(p.qrURL(q), size)
 		w.Header().Set("Content-Type", "image/png")
 	} else {
-		b, err = QRSVG(p.qrURL(q.ID), size)
+		b, err = QRSVG(p.qrURL(q), size)
 		w.Header().Set("Content-Type", "image/svg+xml")
 	}
 	if err != nil {

@@ -137,7 +137,11 @@ func (r *Rails) Deliver(ctx context.Context, o *payd.RailsOrder) (payd.Taken, er
 }
 
 func (r *Rails) deliver(ctx context.Context, o *payd.RailsOrder) error {
-	body, err := Render(o, r.BIC)
+	render, mediaType := func() ([]byte, error) { return Render(o, r.BIC) }, "application/xml; charset=utf-8"
+	if o.Kind == payd.OrderRegisterQR {
+		render, mediaType = func() ([]byte, error) { return RenderRegistration(o) }, RegistryMediaType
+	}
+	body, err := render()
 	if err != nil {
 		return err
 	}
@@ -152,7 +156,7 @@ func (r *Rails) deliver(ctx context.Context, o *payd.RailsOrder) error {
 	defer func() { fasthttp.ReleaseRequest(req); fasthttp.ReleaseResponse(resp) }()
 	req.SetRequestURI(r.URL)
 	req.Header.SetMethod(fasthttp.MethodPost)
-	req.Header.SetContentType("application/xml; charset=utf-8")
+	req.Header.SetContentType(mediaType)
 	ts, sig := signature(r.Key, body, r.Clock.Now())
 	req.Header.Set(HeaderTimestamp, ts)
 	req.Header.Set(HeaderSignature, sig)
@@ -170,6 +174,12 @@ func (r *Rails) deliver(ctx context.Context, o *payd.RailsOrder) error {
 		return fmt.Errorf("post to the connector: %w (%w)", err, payd.ErrRailsUnavailable)
 	}
 	switch code := resp.StatusCode(); {
+	case code >= 200 && code <= 299 && o.Kind == payd.OrderRegisterQR:
+		// payd reads this answer's body: it must be the connector's.
+		if err := VerifyValues(string(resp.Header.Peek(HeaderTimestamp)), string(resp.Header.Peek(HeaderSignature)), r.Key, resp.Body(), r.Clock.Now()); err != nil {
+			return fmt.Errorf("the registry's answer to %s: %w", o.ID, err)
+		}
+		return checkRegistryAnswer(o, resp.Body())
 	case code >= 200 && code <= 299:
 		return nil
 	case code >= 500 || code == fasthttp.StatusRequestTimeout || code == fasthttp.StatusTooManyRequests:

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"io"
 	"log"
@@ -237,4 +238,74 @@ func TestDeliver(t *testing.T) {
 			t.Fatal("posted with a cancelled context")
 		}
 	})
+}
+
+// TestDeliverRegistration: a registry order goes as the registry's JSON
+// with its media type, signed; it is taken when the registry's signed
+// answer keeps payd's link; an answer keeping another link is a refusal
+// (never sent again); an unsigned answer, or one of an older revision, is
+// a failure to try again.
+func TestDeliverRegistration(t *testing.T) {
+	const key = "adapter-test-key-0123"
+	clock := payd.NewFakeClock(epoch)
+	m := &payd.Merchant{ID: "01a1fd38-56fa-7f9d-ba9b-1038a64df0aa", Name: "Cafe", IBAN: "MD24AG000225100013104168"}
+	amount := payd.Money(1500)
+	q, _ := payd.NewQR(payd.QRInput{Type: "Dynamic", AmountType: "Fixed", Currency: "MDL", Ext: payd.ExtensionInput{Amounts: payd.Amounts{Amount: &amount}}}, m.ID, epoch)
+	reg := payd.RegistrationOf("AGR", m, q)
+	reg.Revision = 3
+	o := payd.RegistryOrder(m, reg, epoch)
+	var answer func(msg RegistryMessage) (RegistryAnswer, bool)
+	var got []RegistryMessage
+	var kinds []string
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if err := Verify(r.Header, key, body, clock.Now()); err != nil {
+			http.Error(w, err.Error(), 401)
+			return
+		}
+		var msg RegistryMessage
+		if err := json.Unmarshal(body, &msg); err != nil {
+			http.Error(w, err.Error(), 400)
+			return
+		}
+		got, kinds = append(got, msg), append(kinds, r.Header.Get("Content-Type"))
+		a, sign := answer(msg)
+		out, _ := json.Marshal(a)
+		if sign {
+			Sign(w.Header(), key, out, clock.Now())
+		}
+		w.Write(out)
+	}))
+	defer s.Close()
+	r := &Rails{URL: s.URL + "/iso20022", Key: key, BIC: testBIC, Clock: clock, Client: NewClient(1)}
+	keep := func(msg RegistryMessage) (RegistryAnswer, bool) {
+		return RegistryAnswer{MsgID: msg.MsgID, Link: msg.QR.Link, Revision: msg.QR.Revision, Status: RegistryRegistered}, true
+	}
+	answer = keep
+	if _, err := r.Deliver(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Type != RegistryType || got[0].MsgID != ID(o.ID) || got[0].QR.Link != reg.Link || got[0].QR.Revision != 3 ||
+		kinds[0] != RegistryMediaType || *got[0].QR.Extension.Amount != amount {
+		t.Fatalf("sent %+v as %q", got, kinds)
+	}
+	for _, c := range []struct {
+		what    string
+		answer  func(RegistryMessage) (RegistryAnswer, bool)
+		refused bool
+	}{
+		{"another link", func(msg RegistryMessage) (RegistryAnswer, bool) {
+			a, _ := keep(msg)
+			a.Link = strings.Replace(a.Link, "/m/", "/e/", 1)
+			return a, true
+		}, true},
+		{"unsigned", func(msg RegistryMessage) (RegistryAnswer, bool) { a, _ := keep(msg); return a, false }, false},
+		{"an older revision", func(msg RegistryMessage) (RegistryAnswer, bool) { a, _ := keep(msg); a.Revision = 2; return a, true }, false},
+	} {
+		answer = c.answer
+		_, err := r.Deliver(context.Background(), o)
+		if err == nil || errors.Is(err, payd.ErrOrderRefused) != c.refused || errors.Is(err, payd.ErrRailsUnavailable) {
+			t.Errorf("%s: %v", c.what, err)
+		}
+	}
 }
