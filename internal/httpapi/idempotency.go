@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
+	"time"
 
 	"payd"
 	"payd/internal/sqlstore"
@@ -24,6 +25,10 @@ func validIdemKey(k string) bool {
 	return true
 }
 
+// idemBusyWait is how long a request whose key is busy asks again before
+// it answers 409.
+const idemBusyWait = 2 * time.Second
+
 // idempotent runs h under the request's Idempotency-Key (spec §8): the first
 // 200 response is stored in the database for 24 hours and replayed byte for
 // byte to the same request; a different request with the key gets 422, and
@@ -38,7 +43,18 @@ func (c *call) idempotent(h func(*call) error) error {
 	}
 	sum := sha256.Sum256(c.body)
 	req := sqlstore.IdemRequest{MerchantID: c.m.ID, Key: key, Method: c.r.Method, Path: c.r.URL.Path, BodyHash: hex.EncodeToString(sum[:])}
-	outcome, stored, err := c.s.store.BeginIdempotent(c.r.Context(), req, c.now)
+	outcome, stored, claim, err := c.s.store.BeginIdempotent(c.r.Context(), req, c.now)
+	// A key busy may be a first request just ending, or one a fault left
+	// whose release or answer is on its way once the database is back:
+	// asked again for a moment before 409.
+	for wait := time.Now().Add(idemBusyWait); err == nil && outcome == sqlstore.IdemBusy && time.Now().Before(wait); {
+		select {
+		case <-c.r.Context().Done():
+			return c.r.Context().Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		outcome, stored, claim, err = c.s.store.BeginIdempotent(c.r.Context(), req, c.now)
+	}
 	if err != nil {
 		return err
 	}
@@ -53,13 +69,16 @@ func (c *call) idempotent(h func(*call) error) error {
 		return nil
 	}
 	rec := &recorder{ResponseWriter: c.w}
-	w := c.w
-	c.w = rec
-	defer func() { c.w = w }()
+	w, r := c.w, c.r
+	// The request's writes mark the claim in their transactions, so a
+	// commit the database cut off is resolved, not guessed
+	// (sqlstore/idempotency.go).
+	c.w, c.r = rec, c.r.WithContext(sqlstore.WithClaim(c.r.Context(), claim))
+	defer func() { c.w, c.r = w, r }()
 	err = h(c)
 	ok := err == nil && (rec.status == 0 || rec.status == http.StatusOK)
 	// Record the outcome even if the client went away: the work was done.
-	if ferr := c.s.store.FinishIdempotent(context.WithoutCancel(c.r.Context()), req, ok, rec.body.Bytes()); ferr != nil && err == nil {
+	if ferr := c.s.store.FinishIdempotent(context.WithoutCancel(r.Context()), claim, ok, rec.body.Bytes()); ferr != nil && err == nil {
 		c.s.log.Error("store idempotent response", "err", ferr)
 	}
 	return err

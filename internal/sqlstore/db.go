@@ -383,10 +383,15 @@ func (s *Store) inTx(ctx context.Context, f func(*tx) error) error {
 			return inner(t)
 		}
 	}
+	run := s.soloTx
 	if s.jobs != nil {
-		return s.groupTx(ctx, f)
+		run = s.groupTx
 	}
-	return s.soloTx(ctx, f)
+	if c := claimOf(ctx); c != nil {
+		// A request under an Idempotency-Key (idempotency.go).
+		return s.claimedTx(ctx, c, func(g func(*tx) error) error { return run(ctx, g) }, f)
+	}
+	return run(ctx, f)
 }
 
 // write1 runs one statement as a use case of its own: on PostgreSQL in
@@ -399,7 +404,7 @@ func (s *Store) write1(ctx context.Context, q string, args ...any) error {
 
 // exec1 is write1 with the statement's result (how many rows it changed).
 func (s *Store) exec1(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	if s.jobs != nil {
+	if s.jobs != nil || claimOf(ctx) != nil { // a claimed request's writes mark its claim (idempotency.go)
 		var res sql.Result
 		err := s.inTx(ctx, func(t *tx) error {
 			var err error

@@ -240,3 +240,11 @@ func AfterSettlementSum(t interface{ Cleanup(func()) }, f func()) {
 func (s *Store) HandCallbacksUpTo(owner string, lease time.Duration, clock payd.Clock, capacity int) {
 	s.handCallbacks = newHand[*payd.Callback](owner, lease, clock, capacity)
 }
+
+// ClaimFaults makes the claimed transactions fail as a database fault
+// does, each as next says ("before" its commit, "after" it, "" none),
+// for the rest of t.
+func ClaimFaults(t interface{ Cleanup(func()) }, next func() string) {
+	claimFault = next
+	t.Cleanup(func() { claimFault = nil })
+}

@@ -52,6 +52,13 @@ func (s *Store) pgTxRun(ctx context.Context, f func(*tx) error) error {
 		if err == nil {
 			err = t.commit(ctx)
 		}
+		if notPrimary(err) {
+			// A node that is no primary any more (demoted, or a standby a
+			// multi-host URL reached): the connection goes, not back to
+			// the pool, so the next one finds the primary.
+			t.pg.c.Close(context.WithoutCancel(ctx))
+			return err
+		}
 		if t.pg.c.PgConn().TxStatus() != 'I' {
 			// Failed, or its context ended: roll back before the connection
 			// goes back to the pool (which would otherwise discard it).

@@ -67,8 +67,20 @@ func (s *Store) CreateRTP(ctx context.Context, m *payd.Merchant, r *payd.RTP) er
 		s.held(order)
 	}
 	switch {
-	case s.engine == Postgres:
+	case s.engine == Postgres && claimOf(ctx) == nil:
 		err = s.inserts.insert(ctx, r, order) // coalesced with the concurrent creates (coalesce.go)
+	case s.engine == Postgres:
+		// Under an Idempotency-Key: a transaction of its own, which marks
+		// the key's claim (idempotency.go).
+		err = s.inTx(ctx, func(t *tx) error {
+			if _, err := t.exec(ctx, insertRTP, rtpArgs(r)...); err != nil {
+				return err
+			}
+			if order == nil {
+				return nil
+			}
+			return t.insertOrder(ctx, order)
+		})
 	case order != nil:
 		err = s.inTx(ctx, func(t *tx) error {
 			if _, err := t.exec(ctx, insertRTP, rtpArgs(r)...); err != nil {

@@ -36,9 +36,14 @@ func Unavailable(err error) bool {
 		// standby, or a primary being demoted); 40001 and 40P01: the
 		// transaction was rolled back (serialization, deadlock) and can be
 		// run again.
+		// A node still in recovery (a standby, one being promoted) refuses
+		// what it cannot do there under other codes too ("cannot assign
+		// TransactionIds during recovery", "cannot execute LISTEN during
+		// recovery"): unavailable until the cluster has a primary.
 		return strings.HasPrefix(pe.Code, "08") || strings.HasPrefix(pe.Code, "53") ||
 			pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" ||
-			pe.Code == "25006" || pe.Code == "40001" || pe.Code == "40P01"
+			pe.Code == "25006" || pe.Code == "40001" || pe.Code == "40P01" ||
+			strings.Contains(pe.Message, "during recovery") || strings.Contains(pe.Message, "recovery is in progress")
 	}
 	var ce *pgconn.ConnectError
 	var ne net.Error
@@ -56,4 +61,12 @@ func Unavailable(err error) bool {
 	s := err.Error()
 	return strings.Contains(s, "conn closed") || strings.Contains(s, "failed to acquire") || strings.Contains(s, "SQLITE_BUSY") ||
 		strings.Contains(s, "database is locked") || strings.Contains(s, "too many clients")
+}
+
+// notPrimary reports whether err says the node cannot write: a read-only
+// transaction (25006) on a standby, or a node in recovery.
+func notPrimary(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "25006" || pe.Code == "57P03" || strings.Contains(pe.Message, "during recovery") ||
+		strings.Contains(pe.Message, "recovery is in progress"))
 }
