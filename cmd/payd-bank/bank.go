@@ -30,7 +30,10 @@ type message struct {
 	EndToEndID   string    `json:"endToEndId,omitempty"` // a pacs.004's original credit's
 	ReceivedAt   time.Time `json:"receivedAt"`
 	Copies       int       `json:"copies"` // how many times payd sent it
-	Body         string    `json:"body"`
+	// Conflicts counts copies whose content differed from the first's
+	// (the same MsgId must always carry the same message).
+	Conflicts int    `json:"conflicts"`
+	Body      string `json:"body"`
 }
 
 type bank struct {
@@ -140,6 +143,9 @@ func (b *bank) receive(w http.ResponseWriter, r *http.Request) {
 	}
 	if old := b.byID[m.MsgID]; old != nil {
 		old.Copies++ // a redelivery: the network deduplicates by MsgId
+		if old.Body != m.Body {
+			old.Conflicts++
+		}
 	} else {
 		m.Copies, m.ReceivedAt = 1, time.Now().UTC()
 		b.msgs = append(b.msgs, m)

@@ -59,7 +59,7 @@ and the same project id, secret and signature key.
 Control API of the rails (JSON answers):
   GET  /messages[?kind=pain.013]    the messages received from payd, oldest
                                     first: kind, msgId, objectId, alias,
-                                    amount, currency, receivedAt, copies
+                                    amount, currency, receivedAt, copies, conflicts (copies whose body differed)
   POST /rtp/{rtpId}/accept          the payer accepts: pain.014 ACCP, then a
                                     pacs.008 for the RTP's amount to the
                                     account the pain.013 named. Optional body
