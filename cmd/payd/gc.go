@@ -11,7 +11,7 @@ import "runtime/debug"
 // the requests. Letting the heap grow to five times the live memory
 // instead measured, on 1M rows: rtp-get +19% on SQLite and +14% on
 // PostgreSQL, rtp-flow (64 connections, SQLite) +16%, the overload scenario
-// +15%, for a peak RSS of 83 MB instead of 72 (bench/history.md).
+// +15%, for a peak RSS of 83 MB instead of 72 (BENCHMARKS.md).
 // The memory limit keeps a larger live heap from growing RSS past it: near
 // the limit the collector runs as often as it must.
 const (

@@ -33,7 +33,7 @@ import (
 // for no longer than that statement took (batch.Wave). At 32 clients that
 // raised the reads per statement from 5.4 to 8.1, cut PostgreSQL's CPU per
 // read by a quarter and raised rtp-get by about a tenth; at 1 to 8 clients
-// the rate did not move beyond the noise (bench/history.md, eleventh pass).
+// the rate did not move beyond the noise (BENCHMARKS.md).
 //
 // Every read in a statement was queued before the statement started, so a
 // client sees any write that committed before it asked. The merchant check

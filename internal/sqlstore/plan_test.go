@@ -21,8 +21,7 @@ import (
 // and checks that each reaches the rtps table through an index of the
 // merchant: on PostgreSQL with sequential scans disabled the planner must
 // still find one (a missing index leaves only a seq scan); on SQLite every
-// access must be a SEARCH (a SCAN reads the whole table or index). The
-// timings on a million rows are in bench/history.md.
+// access must be a SEARCH (a SCAN reads the whole table or index).
 func TestRTPListPlansUseIndexes(t *testing.T) {
 	t.Run("sqlite", func(t *testing.T) {
 		s := openSQLiteForPlans(t)
