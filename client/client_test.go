@@ -155,7 +155,8 @@ func TestEveryMethod(t *testing.T) {
 		if err != nil || co.CheckoutURL == "" {
 			t.Fatalf("CreateCheckout = %+v, %v", co, err)
 		}
-		if got, err := c.Checkout(ctx, co.CheckoutID); err != nil || got.Status != "WaitingForInit" || got.Amount != 2463 {
+		if got, err := c.Checkout(ctx, co.CheckoutID); err != nil || got.Status != "WaitingForInit" || got.Amount != 2463 ||
+			got.Order == nil || *got.Order.ID != "ORD-1" || len(got.Order.Items) != 1 || got.Payer == nil || got.Payer.Name != "Ion" {
 			t.Errorf("Checkout = %+v, %v", got, err)
 		}
 		if page, err := c.Checkouts(ctx, client.ListOptions{Count: 5}); err != nil || page.TotalCount != 1 {
@@ -166,7 +167,7 @@ func TestEveryMethod(t *testing.T) {
 		}
 
 		// Payments and refunds.
-		if p, err := c.Payment(ctx, paid.PayID); err != nil || p.Status != "Executed" || p.RefundableAmount != 10000 {
+		if p, err := c.Payment(ctx, paid.PayID); err != nil || p.Status != "Executed" || p.RefundableAmount != 10000 || p.PaymentEntryPoint != "API" {
 			t.Errorf("Payment = %+v, %v", p, err)
 		}
 		if page, err := c.Payments(ctx, client.ListOptions{Count: 10}); err != nil || page.TotalCount != 2 {
@@ -177,7 +178,8 @@ func TestEveryMethod(t *testing.T) {
 			t.Fatal(err)
 		}
 		settleRefunds(t, s)
-		if got, err := c.RefundStatus(ctx, part.RefundID); err != nil || got.Status != "Accepted" || got.Amount != 2500 || got.RefundType != "Partial" || got.ExecutedAt == nil {
+		if got, err := c.RefundStatus(ctx, part.RefundID); err != nil || got.Status != "Accepted" || got.Amount != 2500 || got.RefundType != "Partial" ||
+			got.ExecutedAt == nil || got.RefundID != part.RefundID {
 			t.Errorf("RefundStatus = %+v, %v", got, err)
 		}
 		if p, _ := c.Payment(ctx, paid.PayID); p.Status != "PartiallyRefunded" || p.RefundedAmount != 2500 {

@@ -388,7 +388,21 @@ type Checkout struct {
 	CompletedAt *time.Time       `json:"completedAt"`
 	FailedAt    *time.Time       `json:"failedAt"`
 	CancelledAt *time.Time       `json:"cancelledAt"`
+	Order       *CheckoutOrder   `json:"order"`
+	Payer       *PayerInfo       `json:"payer"`
 	Payment     *CheckoutPayment `json:"payment"`
+}
+
+// CheckoutOrder is the order a checkout pays, as its record shows it.
+type CheckoutOrder struct {
+	ID               *string     `json:"id"`
+	Description      *string     `json:"description"`
+	Amount           *payd.Money `json:"amount"`
+	Currency         *string     `json:"currency"`
+	DeliveryAmount   *payd.Money `json:"deliveryAmount"`
+	DeliveryCurrency *string     `json:"deliveryCurrency"`
+	Date             *time.Time  `json:"date"`
+	Items            []OrderItem `json:"orderItems"`
 }
 
 // CheckoutPayment is the payment of a checkout.
@@ -452,6 +466,8 @@ type Payment struct {
 	OrderID                *string    `json:"orderId"`
 	TerminalID             *string    `json:"terminalId"`
 	ApprovalCode           *string    `json:"approvalCode"`
+	PaymentEntryPoint      string     `json:"paymentEntryPoint"` // API or Checkout
+	Note                   *string    `json:"note"`
 	RequestedRefundAmount  payd.Money `json:"requestedRefundAmount"`
 	RefundedAmount         payd.Money `json:"refundedAmount"`
 	RefundableAmount       payd.Money `json:"refundableAmount"`
@@ -464,6 +480,7 @@ type Payment struct {
 // Refund is a refund record.
 type Refund struct {
 	ID           string     `json:"id"`
+	RefundID     string     `json:"refundId"` // the same as ID, as the refund's creation names it
 	PaymentID    string     `json:"paymentId"`
 	RefundType   string     `json:"refundType"` // Full or Partial
 	Amount       payd.Money `json:"amount"`
