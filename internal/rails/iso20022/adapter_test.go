@@ -260,12 +260,12 @@ func TestDeliverRegistration(t *testing.T) {
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		if err := Verify(r.Header, key, body, clock.Now()); err != nil {
-			http.Error(w, err.Error(), 401)
+			http.Error(w, err.Error(), http.StatusUnauthorized)
 			return
 		}
 		var msg RegistryMessage
 		if err := json.Unmarshal(body, &msg); err != nil {
-			http.Error(w, err.Error(), 400)
+			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
 		got, kinds = append(got, msg), append(kinds, r.Header.Get("Content-Type"))
