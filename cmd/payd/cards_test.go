@@ -112,29 +112,39 @@ var csrfRE = regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`)
 // answer (a 303 to the acquirer's page, or a page saying why not).
 func startCard(t *testing.T, hc *http.Client, pageURL string) *http.Response {
 	t.Helper()
-	get := func() string {
-		res, err := hc.Get(pageURL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(res.Body)
-		res.Body.Close()
-		m := csrfRE.FindStringSubmatch(string(b))
-		if m == nil {
-			t.Fatalf("no form on the checkout page (%d):\n%s", res.StatusCode, b)
-		}
-		return m[1]
+	payerChooses(t, hc, pageURL, "Card")
+	return postForm(t, hc, pageURL+"/card", url.Values{"csrf": {csrfOf(t, hc, pageURL)}})
+}
+
+// csrfOf is the form token of the checkout page at pageURL.
+func csrfOf(t *testing.T, hc *http.Client, pageURL string) string {
+	t.Helper()
+	res, err := hc.Get(pageURL)
+	if err != nil {
+		t.Fatal(err)
 	}
-	post := func(path string, form url.Values) *http.Response {
-		res, err := hc.PostForm(pageURL+path, form)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
-	}
-	res := post("/method", url.Values{"csrf": {get()}, "method": {"Card"}})
+	b, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	return post("/card", url.Values{"csrf": {get()}})
+	m := csrfRE.FindStringSubmatch(string(b))
+	if m == nil {
+		t.Fatalf("no form on the checkout page (%d):\n%s", res.StatusCode, b)
+	}
+	return m[1]
+}
+
+func postForm(t *testing.T, hc *http.Client, url string, form url.Values) *http.Response {
+	t.Helper()
+	res, err := hc.PostForm(url, form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// payerChooses is the payer choosing a checkout's method on its page.
+func payerChooses(t *testing.T, hc *http.Client, pageURL, method string) {
+	t.Helper()
+	postForm(t, hc, pageURL+"/method", url.Values{"csrf": {csrfOf(t, hc, pageURL)}, "method": {method}}).Body.Close()
 }
 
 // payAtAcquirer is the payer on the acquirer's page: the card, then the

@@ -291,21 +291,7 @@ func TestQRRegistry_postgres(t *testing.T) {
 		}
 		coID := str(result(v), "checkoutId")
 		hc := payerClient()
-		page := p.base + "/checkout/" + coID
-		res, err := hc.Get(page)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(res.Body)
-		res.Body.Close()
-		m := csrfRE.FindStringSubmatch(string(b))
-		if m == nil {
-			t.Fatalf("no form on the checkout page: %d", res.StatusCode)
-		}
-		if res, err = hc.PostForm(page+"/method", map[string][]string{"csrf": {m[1]}, "method": {"MiaQr"}}); err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
+		payerChooses(t, hc, p.base+"/checkout/"+coID, "MiaQr")
 		_, qv := c.do("GET", p.base+"/v2/instant/qr?count=10&offset=0&orderId=order-8", nil)
 		items, _ := result(qv)["items"].([]any)
 		if len(items) != 1 {
@@ -332,6 +318,31 @@ func TestQRRegistry_postgres(t *testing.T) {
 			t.Errorf("the checkout after its link was paid: %s", st)
 		}
 		same("the checkout's QR paid", qrID)
+
+		// A checkout cancelled by its merchant: its QR is, and the
+		// registry learns it (the QR was cancelled without a transition
+		// of its own).
+		s, v = c.do("POST", p.base+"/v2/checkouts", map[string]any{"amount": 20, "currency": "MDL", "language": "en",
+			"orderInfo": map[string]any{"id": "order-9", "description": "A pen"}})
+		if s != 200 {
+			t.Fatalf("checkout: %d %v", s, v)
+		}
+		coID = str(result(v), "checkoutId")
+		payerChooses(t, hc, p.base+"/checkout/"+coID, "MiaQr")
+		_, qv = c.do("GET", p.base+"/v2/instant/qr?count=10&offset=0&orderId=order-9", nil)
+		items, _ = result(qv)["items"].([]any)
+		if len(items) != 1 {
+			t.Fatalf("the second checkout's QR: %v", qv)
+		}
+		qrID, link = str(items[0].(map[string]any), "qrId"), str(items[0].(map[string]any), "url")
+		same("the second checkout's QR", qrID)
+		if s, v := c.do("POST", p.base+"/v2/checkouts/"+coID+"/cancel", nil); s != 200 {
+			t.Fatalf("cancel the checkout: %d %v", s, v)
+		}
+		same("the checkout cancelled", qrID)
+		if s, v := payLink(link, ""); s != 409 {
+			t.Errorf("a cancelled checkout's link: %d %v", s, v)
+		}
 	})
 
 	t.Run("connector away", func(t *testing.T) {

@@ -265,3 +265,35 @@ func TestBrowserPayerPolish(t *testing.T) {
 		}
 	})
 }
+
+// tab drives one browser context for a test: steps that must succeed,
+// and an element's text or attribute.
+type tab struct {
+	t   *testing.T
+	ctx context.Context
+}
+
+func (b tab) do(steps ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	if err := chromedp.Do(b.ctx, steps...); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+func (b tab) text(sel string) string {
+	b.t.Helper()
+	s, err := chromedp.Run(b.ctx, chromedp.Text(chromedp.CSS(sel)))
+	if err != nil {
+		b.t.Fatalf("text of %s: %v", sel, err)
+	}
+	return s
+}
+
+func (b tab) attr(sel, name string) string {
+	b.t.Helper()
+	v, err := chromedp.Run(b.ctx, chromedp.AttributeValue(chromedp.CSS(sel), name))
+	if err != nil {
+		b.t.Fatalf("%s of %s: %v", name, sel, err)
+	}
+	return v.Value
+}

@@ -81,28 +81,7 @@ func TestBrowserConsole(t *testing.T) {
 				}
 			}
 		}
-		do := func(steps ...chromedp.Action[chromedp.Void]) {
-			t.Helper()
-			if err := chromedp.Do(ctx, steps...); err != nil {
-				t.Fatal(err)
-			}
-		}
-		text := func(sel string) string {
-			t.Helper()
-			s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-			if err != nil {
-				t.Fatalf("text of %s: %v", sel, err)
-			}
-			return s
-		}
-		attr := func(sel, name string) string {
-			t.Helper()
-			v, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS(sel), name))
-			if err != nil {
-				t.Fatalf("%s of %s: %v", name, sel, err)
-			}
-			return v.Value
-		}
+		do, text, attr := tab{t, ctx}.do, tab{t, ctx}.text, tab{t, ctx}.attr
 		checked := 0
 		accessible := func(page string) {
 			t.Helper()

@@ -18,28 +18,7 @@ import (
 func TestBrowserConsoleShowsWhatIs(t *testing.T) {
 	forEachEngine(t, testConfig(), func(t *testing.T, e *env) {
 		ctx := browserCtx(t)
-		do := func(steps ...chromedp.Action[chromedp.Void]) {
-			t.Helper()
-			if err := chromedp.Do(ctx, steps...); err != nil {
-				t.Fatal(err)
-			}
-		}
-		text := func(sel string) string {
-			t.Helper()
-			s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-			if err != nil {
-				t.Fatalf("text of %s: %v", sel, err)
-			}
-			return s
-		}
-		attr := func(sel, name string) string {
-			t.Helper()
-			v, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS(sel), name))
-			if err != nil {
-				t.Fatalf("%s of %s: %v", name, sel, err)
-			}
-			return v.Value
-		}
+		do, text, attr := tab{t, ctx}.do, tab{t, ctx}.text, tab{t, ctx}.attr
 		// Two RTPs made in the same millisecond: their ids share their start.
 		a := e.createRTP(map[string]any{"orderId": "SAME-MS-A", "expiresAt": e.exp(time.Hour)})
 		b := e.createRTP(map[string]any{"orderId": "SAME-MS-B", "expiresAt": e.exp(time.Hour)})

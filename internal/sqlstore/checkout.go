@@ -191,19 +191,27 @@ func (s *Store) updateCheckout(ctx context.Context, merchantID, id string, f fun
 	var c *payd.Checkout
 	err := s.inTx(ctx, func(t *tx) error {
 		var err error
-		if c, err = t.lockCheckout(ctx, id); err != nil {
-			return err
-		}
-		if merchantID != "" && c.MerchantID != merchantID {
-			return payd.ErrNotFound
-		}
-		from := c.Status
-		if err := f(t, c); err != nil {
-			return err
-		}
-		return t.saveCheckout(ctx, c, from)
+		c, err = t.transitionCheckout(ctx, merchantID, id, f)
+		return err
 	})
 	return c, err
+}
+
+// transitionCheckout locks a checkout (of merchantID, or any when ""),
+// runs f on it and saves it.
+func (t *tx) transitionCheckout(ctx context.Context, merchantID, id string, f func(t *tx, c *payd.Checkout) error) (*payd.Checkout, error) {
+	c, err := t.lockCheckout(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if merchantID != "" && c.MerchantID != merchantID {
+		return nil, payd.ErrNotFound
+	}
+	from := c.Status
+	if err := f(t, c); err != nil {
+		return nil, err
+	}
+	return c, t.saveCheckout(ctx, c, from)
 }
 
 // updateCheckoutAndQR is updateCheckout for a transition that may change
@@ -231,17 +239,8 @@ func (s *Store) updateCheckoutAndQR(ctx context.Context, merchantID, id string, 
 			}
 		}
 		var err error
-		if c, err = t.lockCheckout(ctx, id); err != nil {
-			return err
-		}
-		if merchantID != "" && c.MerchantID != merchantID {
-			return payd.ErrNotFound
-		}
-		from := c.Status
-		if err := f(t, c); err != nil {
-			return err
-		}
-		return t.saveCheckout(ctx, c, from)
+		c, err = t.transitionCheckout(ctx, merchantID, id, f)
+		return err
 	})
 	return c, err
 }
@@ -271,7 +270,10 @@ func (t *tx) cancelCheckoutQR(ctx context.Context, c *payd.Checkout, now time.Ti
 	if n, _ := res.RowsAffected(); n != 1 {
 		return nil
 	}
-	return t.event(ctx, c.MerchantID, payd.ObjectQR, c.QRID, string(payd.QRActive), string(payd.QRCancelled), now)
+	if err := t.event(ctx, c.MerchantID, payd.ObjectQR, c.QRID, string(payd.QRActive), string(payd.QRCancelled), now); err != nil {
+		return err
+	}
+	return t.registerMoved(ctx, []string{c.QRID}, false, now) // the registry learns it cannot be paid
 }
 
 // CancelCheckout is the merchant's cancel; the checkout's QR is cancelled too.
