@@ -173,8 +173,8 @@ func (s *Store) CardSessionAsked(ctx context.Context, acquirerID string, polls i
 // back (returned), or payd stopped asking (abandoned). A session closed
 // before keeps its outcome, but an abandoned one takes the acquirer's
 // later word.
-func (s *Store) CloseCardSession(ctx context.Context, acquirerID string, outcome payd.CardSessionOutcome, now time.Time) error {
-	return s.inTx(ctx, func(t *tx) error {
+func (l ledger) CloseCardSession(ctx context.Context, acquirerID string, outcome payd.CardSessionOutcome, now time.Time) error {
+	return l.inTx(ctx, func(t *tx) error {
 		_, err := t.exec(ctx, `UPDATE card_sessions SET state = 'closed', outcome = ?, closed_at = ?, next_poll_at = NULL
 			WHERE acquirer_id = ? AND (state = 'open' OR outcome = 'abandoned')`, string(outcome), ms(now), acquirerID)
 		return err

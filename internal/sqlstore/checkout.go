@@ -225,24 +225,29 @@ func (t *tx) transitionCheckout(ctx context.Context, merchantID, id string, f fu
 func (s *Store) updateCheckoutAndQR(ctx context.Context, merchantID, id string, f func(t *tx, c *payd.Checkout) error) (*payd.Checkout, error) {
 	var c *payd.Checkout
 	err := s.inTx(ctx, func(t *tx) error {
-		var qrID sql.NullString
-		switch err := t.queryRow(ctx, "SELECT qr_id FROM checkouts WHERE id = ?", id).Scan(&qrID); {
-		case errors.Is(err, sql.ErrNoRows):
-			return payd.ErrNotFound
-		case err != nil:
-			return err
-		}
-		if qrID.Valid {
-			var one int
-			if err := t.queryRow(ctx, "SELECT 1 FROM qrs WHERE id = ?"+t.s.forUpdate(), qrID.String).Scan(&one); err != nil {
-				return fmt.Errorf("lock checkout qr: %w", err)
-			}
-		}
 		var err error
-		c, err = t.transitionCheckout(ctx, merchantID, id, f)
+		c, err = t.transitionCheckoutAndQR(ctx, merchantID, id, f)
 		return err
 	})
 	return c, err
+}
+
+// transitionCheckoutAndQR is updateCheckoutAndQR in the transaction t.
+func (t *tx) transitionCheckoutAndQR(ctx context.Context, merchantID, id string, f func(t *tx, c *payd.Checkout) error) (*payd.Checkout, error) {
+	var qrID sql.NullString
+	switch err := t.queryRow(ctx, "SELECT qr_id FROM checkouts WHERE id = ?", id).Scan(&qrID); {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, payd.ErrNotFound
+	case err != nil:
+		return nil, err
+	}
+	if qrID.Valid {
+		var one int
+		if err := t.queryRow(ctx, "SELECT 1 FROM qrs WHERE id = ?"+t.s.forUpdate(), qrID.String).Scan(&one); err != nil {
+			return nil, fmt.Errorf("lock checkout qr: %w", err)
+		}
+	}
+	return t.transitionCheckout(ctx, merchantID, id, f)
 }
 
 // OpenCheckout records that the payer opened the page.

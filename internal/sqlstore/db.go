@@ -370,19 +370,9 @@ func (t *tx) queryRow(ctx context.Context, q string, args ...any) scanner {
 
 // inTx runs f in a write transaction and commits when it returns nil. On
 // SQLite the transaction may share its commit with others (group commit).
-// A use case of Once's Ledger first records its inbound message in the
-// same transaction (see rails.go).
+// A use case of Once's Ledger records its inbound message first, in the
+// same transaction (ledger.inTx).
 func (s *Store) inTx(ctx context.Context, f func(*tx) error) error {
-	if in, ok := ctx.Value(inboundKey{}).(*inbound); ok && !in.used {
-		in.used = true
-		inner := f
-		f = func(t *tx) error {
-			if err := t.recordInbound(ctx, in.msg); err != nil {
-				return err
-			}
-			return inner(t)
-		}
-	}
 	run := s.soloTx
 	if s.jobs != nil {
 		run = s.groupTx

@@ -17,6 +17,59 @@ import (
 
 var _ payd.Ledger = (*Store)(nil)
 
+// ledger runs the Ledger's use cases. msg, when set, is the inbound message
+// the use case records first in its own transaction (Inbox.Once, rails.go):
+// an argument of the transaction, so that every path the transaction takes,
+// on either engine, writes it.
+type ledger struct {
+	s   *Store
+	msg *payd.Message
+}
+
+// inTx is Store.inTx with the ledger's message recorded first.
+func (l ledger) inTx(ctx context.Context, f func(*tx) error) error {
+	if l.msg == nil {
+		return l.s.inTx(ctx, f)
+	}
+	msg := *l.msg
+	return l.s.inTx(ctx, func(t *tx) error {
+		if err := t.recordInbound(ctx, msg); err != nil {
+			return err
+		}
+		return f(t)
+	})
+}
+
+// The Store's own Ledger records no message.
+
+func (s *Store) CreditRTP(ctx context.Context, merchantID string, c payd.Credit, now time.Time) (*payd.RTP, *payd.Payment, error) {
+	return ledger{s: s}.CreditRTP(ctx, merchantID, c, now)
+}
+func (s *Store) Credit(ctx context.Context, c payd.Credit, now time.Time) (*payd.Payment, error) {
+	return ledger{s: s}.Credit(ctx, c, now)
+}
+func (s *Store) RejectRTP(ctx context.Context, merchantID, id string, now time.Time) (*payd.RTP, error) {
+	return ledger{s: s}.RejectRTP(ctx, merchantID, id, now)
+}
+func (s *Store) CreditQR(ctx context.Context, merchantID string, c payd.Credit, now time.Time) (*payd.QR, *payd.Payment, error) {
+	return ledger{s: s}.CreditQR(ctx, merchantID, c, now)
+}
+func (s *Store) CardPaid(ctx context.Context, id string, res payd.CardResult, now time.Time) (*payd.Checkout, *payd.Payment, error) {
+	return ledger{s: s}.CardPaid(ctx, id, res, now)
+}
+func (s *Store) CloseCardSession(ctx context.Context, acquirerID string, outcome payd.CardSessionOutcome, now time.Time) error {
+	return ledger{s: s}.CloseCardSession(ctx, acquirerID, outcome, now)
+}
+func (s *Store) RefundTaken(ctx context.Context, id string, now time.Time) error {
+	return ledger{s: s}.RefundTaken(ctx, id, now)
+}
+func (s *Store) SettleRefund(ctx context.Context, id string, outcome payd.RefundStatus, now time.Time) (*payd.Refund, error) {
+	return ledger{s: s}.SettleRefund(ctx, id, outcome, now)
+}
+func (s *Store) SettleReturn(ctx context.Context, id string, outcome payd.RefundStatus, now time.Time) (*payd.Refund, error) {
+	return ledger{s: s}.SettleReturn(ctx, id, outcome, now)
+}
+
 func (t *tx) merchant(ctx context.Context, id string) (*payd.Merchant, error) {
 	return t.s.scanMerchant(t.queryRow(ctx, "SELECT "+merchantCols+" FROM merchants m WHERE m.id = ?", id))
 }
@@ -46,11 +99,11 @@ func (t *tx) lockRTPOf(ctx context.Context, merchantID, id string) (*payd.RTP, *
 }
 
 // CreditRTP records the payer's acceptance of an RTP and its payment.
-func (s *Store) CreditRTP(ctx context.Context, merchantID string, c payd.Credit, now time.Time) (*payd.RTP, *payd.Payment, error) {
+func (l ledger) CreditRTP(ctx context.Context, merchantID string, c payd.Credit, now time.Time) (*payd.RTP, *payd.Payment, error) {
 	var r *payd.RTP
 	var p *payd.Payment
 	var cb *payd.Callback
-	err := s.inTx(ctx, func(t *tx) error {
+	err := l.inTx(ctx, func(t *tx) error {
 		var m *payd.Merchant
 		var err error
 		if r, m, err = t.lockRTPOf(ctx, merchantID, c.TargetID); err != nil {
@@ -62,7 +115,7 @@ func (s *Store) CreditRTP(ctx context.Context, merchantID string, c payd.Credit,
 	if err != nil {
 		return nil, nil, err
 	}
-	s.handCallbacksOf(ctx, cb)
+	l.s.handCallbacksOf(ctx, cb)
 	return r, p, nil
 }
 
@@ -89,10 +142,10 @@ func (t *tx) creditRTP(ctx context.Context, m *payd.Merchant, r *payd.RTP, c pay
 // and the inbound message's record (a queued write, rails.go), so that a
 // payer's credit of a QR is two round trips: that one, and the writes with
 // COMMIT. An RTP costs one more, its lock.
-func (s *Store) Credit(ctx context.Context, c payd.Credit, now time.Time) (*payd.Payment, error) {
+func (l ledger) Credit(ctx context.Context, c payd.Credit, now time.Time) (*payd.Payment, error) {
 	var p *payd.Payment
 	var cbs []*payd.Callback
-	err := s.inTx(ctx, func(t *tx) error {
+	err := l.inTx(ctx, func(t *tx) error {
 		q, m, err := t.lockQRForCredit(ctx, c.TargetID)
 		if errors.Is(err, payd.ErrNotFound) {
 			r, m, err := t.lockRTPOf(ctx, "", c.TargetID)
@@ -119,14 +172,14 @@ func (s *Store) Credit(ctx context.Context, c payd.Credit, now time.Time) (*payd
 	if err != nil {
 		return nil, err
 	}
-	s.handCallbacksOf(ctx, cbs...)
+	l.s.handCallbacksOf(ctx, cbs...)
 	return p, nil
 }
 
 // RejectRTP records the payer's rejection. No callback is sent.
-func (s *Store) RejectRTP(ctx context.Context, merchantID, id string, now time.Time) (*payd.RTP, error) {
+func (l ledger) RejectRTP(ctx context.Context, merchantID, id string, now time.Time) (*payd.RTP, error) {
 	var r *payd.RTP
-	err := s.inTx(ctx, func(t *tx) error {
+	err := l.inTx(ctx, func(t *tx) error {
 		var m *payd.Merchant
 		var err error
 		if r, m, err = t.lockRTPOf(ctx, merchantID, id); err != nil {
@@ -146,21 +199,28 @@ func (s *Store) RejectRTP(ctx context.Context, merchantID, id string, now time.T
 // an extension's id): the payment, the QR's transition and the
 // qr.payment.executed callback in one transaction; a checkout's QR also
 // completes its checkout there, with its callback.
-func (s *Store) CreditQR(ctx context.Context, merchantID string, c payd.Credit, now time.Time) (*payd.QR, *payd.Payment, error) {
+func (l ledger) CreditQR(ctx context.Context, merchantID string, c payd.Credit, now time.Time) (*payd.QR, *payd.Payment, error) {
 	var p *payd.Payment
 	var cbs []*payd.Callback
-	q, err := s.updateQR(ctx, merchantID, c.TargetID, now, func(t *tx, q *payd.QR) error {
-		m, err := t.merchant(ctx, q.MerchantID)
-		if err != nil {
+	var q *payd.QR
+	err := l.inTx(ctx, func(t *tx) error {
+		var err error
+		if q, err = t.lockQR(ctx, merchantID, c.TargetID); err != nil {
 			return err
 		}
-		p, cbs, err = t.creditQR(ctx, m, q, "", c, now)
-		return err
+		return t.transitionQR(ctx, q, now, func(t *tx, q *payd.QR) error {
+			m, err := t.merchant(ctx, q.MerchantID)
+			if err != nil {
+				return err
+			}
+			p, cbs, err = t.creditQR(ctx, m, q, "", c, now)
+			return err
+		})
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	s.handCallbacksOf(ctx, cbs...)
+	l.s.handCallbacksOf(ctx, cbs...)
 	return q, p, nil
 }
 
@@ -203,74 +263,79 @@ func (t *tx) creditQR(ctx context.Context, m *payd.Merchant, q *payd.QR, extID s
 // CardPaid records an acquirer's answer for a checkout that selected Card:
 // the payment, the checkout's transition and its callback commit together.
 // Only the card's mask is stored.
-func (s *Store) CardPaid(ctx context.Context, id string, res payd.CardResult, now time.Time) (*payd.Checkout, *payd.Payment, error) {
+func (l ledger) CardPaid(ctx context.Context, id string, res payd.CardResult, now time.Time) (*payd.Checkout, *payd.Payment, error) {
 	var p *payd.Payment
 	var cb *payd.Callback
 	reversed := false
-	c, err := s.updateCheckoutAndQR(ctx, "", id, func(t *tx, c *payd.Checkout) error {
-		cb, reversed = nil, false
-		if res.Hosted() {
-			// An acquirer's payment applies once: the outcome closes its session.
-			if err := t.lockCardSession(ctx, res.Reference, c.ID, res); err != nil {
+	var c *payd.Checkout
+	err := l.inTx(ctx, func(t *tx) error {
+		var err error
+		c, err = t.transitionCheckoutAndQR(ctx, "", id, func(t *tx, c *payd.Checkout) error {
+			cb, reversed = nil, false
+			if res.Hosted() {
+				// An acquirer's payment applies once: the outcome closes its session.
+				if err := t.lockCardSession(ctx, res.Reference, c.ID, res); err != nil {
+					return err
+				}
+			}
+			m, err := t.merchant(ctx, c.MerchantID)
+			if err != nil {
 				return err
 			}
-		}
-		m, err := t.merchant(ctx, c.MerchantID)
-		if err != nil {
-			return err
-		}
-		var reversal *payd.RailsOrder
-		if p, reversal, err = payd.ApplyCardResult(m, c, res, now); err != nil {
-			return err
-		}
-		if res.Hosted() {
-			outcome := payd.SessionDeclined
-			switch {
-			case reversal != nil:
-				outcome = payd.SessionReversed
-			case p != nil && !p.Failed:
-				outcome = payd.SessionApproved
-			}
-			if err := t.settleCardSession(ctx, res.Reference, outcome, now); err != nil {
+			var reversal *payd.RailsOrder
+			if p, reversal, err = payd.ApplyCardResult(m, c, res, now); err != nil {
 				return err
 			}
-		}
-		if reversal != nil {
-			reversed = true
-			return t.insertOrder(ctx, reversal)
-		}
-		if p == nil {
-			return nil
-		}
-		// The checkout's QR can no longer be paid: declined, or paid by card.
-		if err := t.cancelCheckoutQR(ctx, c, now); err != nil {
-			return err
-		}
-		if p.ReferenceNumber != "" {
-			// The acquirer's RRN is the payment's reference unless another
-			// payment has it already (references are unique): then payd
-			// draws one, and the RRN stays findable through the acquirer.
-			var one int
-			switch err := t.queryRow(ctx, "SELECT 1 FROM payments WHERE reference_number = ?", p.ReferenceNumber).Scan(&one); {
-			case err == nil:
-				p.ReferenceNumber = ""
-			case !errors.Is(err, sql.ErrNoRows):
+			if res.Hosted() {
+				outcome := payd.SessionDeclined
+				switch {
+				case reversal != nil:
+					outcome = payd.SessionReversed
+				case p != nil && !p.Failed:
+					outcome = payd.SessionApproved
+				}
+				if err := t.settleCardSession(ctx, res.Reference, outcome, now); err != nil {
+					return err
+				}
+			}
+			if reversal != nil {
+				reversed = true
+				return t.insertOrder(ctx, reversal)
+			}
+			if p == nil {
+				return nil
+			}
+			// The checkout's QR can no longer be paid: declined, or paid by card.
+			if err := t.cancelCheckoutQR(ctx, c, now); err != nil {
 				return err
 			}
-		}
-		if err := t.insertPayment(ctx, p, c.CallbackURL, now); err != nil {
-			return err
-		}
-		cb = payd.CheckoutCallback(m, c, p, now)
-		return t.insertCallbacks(ctx, cb)
+			if p.ReferenceNumber != "" {
+				// The acquirer's RRN is the payment's reference unless another
+				// payment has it already (references are unique): then payd
+				// draws one, and the RRN stays findable through the acquirer.
+				var one int
+				switch err := t.queryRow(ctx, "SELECT 1 FROM payments WHERE reference_number = ?", p.ReferenceNumber).Scan(&one); {
+				case err == nil:
+					p.ReferenceNumber = ""
+				case !errors.Is(err, sql.ErrNoRows):
+					return err
+				}
+			}
+			if err := t.insertPayment(ctx, p, c.CallbackURL, now); err != nil {
+				return err
+			}
+			cb = payd.CheckoutCallback(m, c, p, now)
+			return t.insertCallbacks(ctx, cb)
+		})
+		return err
 	})
 	if err != nil {
 		return nil, nil, err
 	}
 	if reversed {
-		s.queuedOrders()
+		l.s.queuedOrders()
 	}
-	s.handCallbacksOf(ctx, cb) // to this instance's delivery, or to the claims (handover.go)
+	l.s.handCallbacksOf(ctx, cb) // to this instance's delivery, or to the claims (handover.go)
 	return c, p, nil
 }
 
@@ -292,8 +357,8 @@ func (t *tx) insertCallbacks(ctx context.Context, cbs ...*payd.Callback) error {
 // RefundTaken records that the network took a refund's return of funds:
 // Created → Requested (payd.Refund.Taken). A refund already past Created
 // is left as it is.
-func (s *Store) RefundTaken(ctx context.Context, id string, now time.Time) error {
-	return s.inTx(ctx, func(t *tx) error { return t.refundTaken(ctx, id, now) })
+func (l ledger) RefundTaken(ctx context.Context, id string, now time.Time) error {
+	return l.inTx(ctx, func(t *tx) error { return t.refundTaken(ctx, id, now) })
 }
 
 func (t *tx) refundTaken(ctx context.Context, id string, now time.Time) error {
@@ -328,23 +393,23 @@ func (t *tx) saveRefundStatus(ctx context.Context, rf *payd.Refund, from payd.Re
 // and stores what it decided: the refund, the payment's refund sums, an
 // RTP Refunded, the refund callback. A refund already settled answers
 // payd.ErrConflict.
-func (s *Store) SettleRefund(ctx context.Context, id string, outcome payd.RefundStatus, now time.Time) (*payd.Refund, error) {
-	return s.settleRefund(ctx, id, outcome, now, payd.ApplyRefundOutcome)
+func (l ledger) SettleRefund(ctx context.Context, id string, outcome payd.RefundStatus, now time.Time) (*payd.Refund, error) {
+	return l.settleRefund(ctx, id, outcome, now, payd.ApplyRefundOutcome)
 }
 
 // SettleReturn is the network's news of a refund's return
 // (payd.ApplyReturnOutcome): applied only once the network took the
 // return; before, payd.ErrReturnNotTaken and nothing changes.
-func (s *Store) SettleReturn(ctx context.Context, id string, outcome payd.RefundStatus, now time.Time) (*payd.Refund, error) {
-	return s.settleRefund(ctx, id, outcome, now, payd.ApplyReturnOutcome)
+func (l ledger) SettleReturn(ctx context.Context, id string, outcome payd.RefundStatus, now time.Time) (*payd.Refund, error) {
+	return l.settleRefund(ctx, id, outcome, now, payd.ApplyReturnOutcome)
 }
 
 type refundRule func(*payd.Merchant, *payd.Refund, *payd.Payment, string, payd.RefundStatus, time.Time) (*payd.RefundSettlement, error)
 
-func (s *Store) settleRefund(ctx context.Context, id string, outcome payd.RefundStatus, now time.Time, apply refundRule) (*payd.Refund, error) {
+func (l ledger) settleRefund(ctx context.Context, id string, outcome payd.RefundStatus, now time.Time, apply refundRule) (*payd.Refund, error) {
 	var rf *payd.Refund
 	var cb *payd.Callback
-	err := s.inTx(ctx, func(t *tx) error {
+	err := l.inTx(ctx, func(t *tx) error {
 		var err error
 		rf, cb, err = t.settleRefund(ctx, id, outcome, now, apply)
 		return err
@@ -352,7 +417,7 @@ func (s *Store) settleRefund(ctx context.Context, id string, outcome payd.Refund
 	if err != nil {
 		return nil, err
 	}
-	s.handCallbacksOf(ctx, cb) // to this instance's delivery, or to the claims (handover.go)
+	l.s.handCallbacksOf(ctx, cb) // to this instance's delivery, or to the claims (handover.go)
 	return rf, nil
 }
 

@@ -242,56 +242,9 @@ func (s *Store) PendingOrders(ctx context.Context, now time.Time) (n int, oldest
 
 var _ payd.Inbox = (*Store)(nil)
 
-type inboundKey struct{}
-
-type inbound struct {
-	msg  payd.Message
-	used bool
-}
-
-// Once is the Ledger whose next use case records msg in its own
-// transaction (payd.Inbox).
-func (s *Store) Once(msg payd.Message) payd.Ledger { return onceLedger{s: s, msg: msg} }
-
-// onceLedger runs the store's use cases with their message: inTx finds it
-// in the use case's context and records it first, in the same
-// transaction.
-type onceLedger struct {
-	s   *Store
-	msg payd.Message
-}
-
-func (o onceLedger) ctx(ctx context.Context) context.Context {
-	return context.WithValue(ctx, inboundKey{}, &inbound{msg: o.msg})
-}
-
-func (o onceLedger) Credit(ctx context.Context, c payd.Credit, now time.Time) (*payd.Payment, error) {
-	return o.s.Credit(o.ctx(ctx), c, now)
-}
-func (o onceLedger) CreditQR(ctx context.Context, merchantID string, c payd.Credit, now time.Time) (*payd.QR, *payd.Payment, error) {
-	return o.s.CreditQR(o.ctx(ctx), merchantID, c, now)
-}
-func (o onceLedger) CreditRTP(ctx context.Context, merchantID string, c payd.Credit, now time.Time) (*payd.RTP, *payd.Payment, error) {
-	return o.s.CreditRTP(o.ctx(ctx), merchantID, c, now)
-}
-func (o onceLedger) RejectRTP(ctx context.Context, merchantID, rtpID string, now time.Time) (*payd.RTP, error) {
-	return o.s.RejectRTP(o.ctx(ctx), merchantID, rtpID, now)
-}
-func (o onceLedger) CardPaid(ctx context.Context, checkoutID string, res payd.CardResult, now time.Time) (*payd.Checkout, *payd.Payment, error) {
-	return o.s.CardPaid(o.ctx(ctx), checkoutID, res, now)
-}
-func (o onceLedger) CloseCardSession(ctx context.Context, sessionID string, outcome payd.CardSessionOutcome, now time.Time) error {
-	return o.s.CloseCardSession(o.ctx(ctx), sessionID, outcome, now)
-}
-func (o onceLedger) RefundTaken(ctx context.Context, refundID string, now time.Time) error {
-	return o.s.RefundTaken(o.ctx(ctx), refundID, now)
-}
-func (o onceLedger) SettleRefund(ctx context.Context, refundID string, outcome payd.RefundStatus, now time.Time) (*payd.Refund, error) {
-	return o.s.SettleRefund(o.ctx(ctx), refundID, outcome, now)
-}
-func (o onceLedger) SettleReturn(ctx context.Context, refundID string, outcome payd.RefundStatus, now time.Time) (*payd.Refund, error) {
-	return o.s.SettleReturn(o.ctx(ctx), refundID, outcome, now)
-}
+// Once is the Ledger whose use cases record msg, each in its own
+// transaction (payd.Inbox): the message is the transaction's argument.
+func (s *Store) Once(msg payd.Message) payd.Ledger { return ledger{s: s, msg: &msg} }
 
 // recordInbound records an inbound message in the transaction that applies
 // it; one already recorded ends the transaction with payd.ErrDuplicate. On
