@@ -12,6 +12,7 @@ import (
 
 	"payd"
 	"payd/internal/sqlstore"
+	"payd/internal/sqlstore/seed"
 )
 
 // seedCmd fills a database with RTPs across merchants, in bulk, and writes
@@ -43,7 +44,7 @@ func seedCmd(ctx context.Context, args []string) error {
 		creds = append(creds, cr)
 	}
 	start := time.Now()
-	if err := store.SeedRTPs(ctx, ids, *rtps, now); err != nil {
+	if err := seed.RTPs(ctx, store.WriteDB(), store.Engine() == sqlstore.Postgres, ids, *rtps, now); err != nil {
 		return err
 	}
 	b, _ := json.Marshal(creds)

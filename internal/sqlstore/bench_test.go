@@ -10,6 +10,7 @@ import (
 
 	"payd"
 	"payd/internal/sqlstore"
+	"payd/internal/sqlstore/seed"
 	"payd/internal/sqlstore/storetest"
 )
 
@@ -89,7 +90,7 @@ func BenchmarkRTPList(b *testing.B) {
 				}
 				ms = append(ms, c.MerchantID)
 			}
-			if err := s.SeedRTPs(ctx, ms, 100_000, storetest.Epoch); err != nil {
+			if err := seed.RTPs(ctx, s.WriteDB(), s.Engine() == sqlstore.Postgres, ms, 100_000, storetest.Epoch); err != nil {
 				b.Fatal(err)
 			}
 			shapes := sqlstore.RTPListShapes(storetest.Epoch)
@@ -139,7 +140,7 @@ func BenchmarkExpireRTPs(b *testing.B) {
 					b.Fatal(err)
 				}
 				// Deadlines 1–1,000 hours after creation; 3 in 7 open.
-				if err := s.SeedRTPs(ctx, []string{c.MerchantID}, 100_000, storetest.Epoch); err != nil {
+				if err := seed.RTPs(ctx, s.WriteDB(), s.Engine() == sqlstore.Postgres, []string{c.MerchantID}, 100_000, storetest.Epoch); err != nil {
 					b.Fatal(err)
 				}
 				later := storetest.Epoch.Add(2000 * time.Hour)

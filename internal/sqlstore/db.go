@@ -177,6 +177,10 @@ func Open(url string) (*Store, error) {
 // Engine reports which engine the store runs on.
 func (s *Store) Engine() Engine { return s.engine }
 
+// WriteDB is the pool the store writes through, for tools that fill a
+// database outside the use cases (package seed); payd itself never uses it.
+func (s *Store) WriteDB() *sql.DB { return s.w }
+
 // Close closes the connections.
 func (s *Store) Close() error {
 	if s.closed != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"payd"
+	"payd/internal/sqlstore/seed"
 )
 
 // TestRTPListPlansUseIndexes prints the plans of the RTP list's count and
@@ -66,7 +67,7 @@ func checkPlans(t *testing.T, s *Store, explain string, usesIndex func(plan stri
 		ms = append(ms, fmt.Sprintf("m%d", i))
 	}
 	insertMerchants(t, s, ms)
-	if err := s.SeedRTPs(ctx, ms, 20_000, now); err != nil {
+	if err := seedRTPs(ctx, s, ms, 20_000, now); err != nil {
 		t.Fatal(err)
 	}
 	// A seeded database is in steady state: no open RTP past its deadline
@@ -209,10 +210,15 @@ func onBothEngines(t *testing.T, check func(*testing.T, *Store)) {
 }
 
 // seedMerchants adds bare merchants with these ids and n RTPs across them.
+// seedRTPs seeds n RTPs over the merchants ids (package seed).
+func seedRTPs(ctx context.Context, s *Store, ids []string, n int, now time.Time) error {
+	return seed.RTPs(ctx, s.w, s.engine == Postgres, ids, n, now)
+}
+
 func seedMerchants(t *testing.T, s *Store, ids []string, n int, now time.Time) {
 	t.Helper()
 	insertMerchants(t, s, ids)
-	if err := s.SeedRTPs(context.Background(), ids, n, now); err != nil {
+	if err := seedRTPs(context.Background(), s, ids, n, now); err != nil {
 		t.Fatal(err)
 	}
 }

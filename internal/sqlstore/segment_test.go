@@ -138,7 +138,7 @@ func checkDescriptionCounts(t *testing.T, s *Store) {
 	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	if mustRTPs(t, s, payd.RTPFilter{MerchantID: "m1", Count: 1}, now) == nil {
 		insertMerchants(t, s, []string{"m1", "m2"})
-		if err := s.SeedRTPs(ctx, []string{"m1", "m2"}, 600, now); err != nil {
+		if err := seedRTPs(ctx, s, []string{"m1", "m2"}, 600, now); err != nil {
 			t.Fatal(err)
 		}
 		// The word of a few of the newest: a walk from the oldest finds

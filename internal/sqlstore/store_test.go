@@ -12,6 +12,7 @@ import (
 
 	"payd"
 	"payd/internal/sqlstore"
+	"payd/internal/sqlstore/seed"
 	"payd/internal/sqlstore/storetest"
 	"payd/internal/worker"
 )
@@ -355,7 +356,7 @@ func TestRTPCountsKept(t *testing.T) {
 			return createRTPs(s, m, 5, now, nil)
 		})
 		check("after concurrent creates")
-		if err := s.SeedRTPs(ctx, []string{a.ID, b.ID}, 1001, now); err != nil {
+		if err := seed.RTPs(ctx, s.WriteDB(), s.Engine() == sqlstore.Postgres, []string{a.ID, b.ID}, 1001, now); err != nil {
 			t.Fatal(err)
 		}
 		check("after seeding")

@@ -15,6 +15,7 @@ import (
 
 	"payd"
 	"payd/internal/sqlstore"
+	"payd/internal/sqlstore/seed"
 	"payd/internal/sqlstore/storetest"
 	"payd/internal/webhook"
 )
@@ -464,7 +465,7 @@ func TestExpiryBatchFollowsTheEngine(t *testing.T) {
 			t.Fatal(err)
 		}
 		// 1,400 RTPs with deadlines 1–1,000 hours after creation, 3 in 7 open.
-		if err := s.SeedRTPs(ctx, []string{c.MerchantID}, 1400, storetest.Epoch); err != nil {
+		if err := seed.RTPs(ctx, s.WriteDB(), s.Engine() == sqlstore.Postgres, []string{c.MerchantID}, 1400, storetest.Epoch); err != nil {
 			t.Fatal(err)
 		}
 		e := &Expiry{Store: s, Clock: payd.NewFakeClock(storetest.Epoch.Add(2000 * time.Hour))}
