@@ -130,9 +130,14 @@ const ResponseExcerpt = 4 << 10
 // OK reports whether the attempt succeeded: HTTP 200 and nothing else.
 func (r Result) OK() bool { return r.Error == "" && r.StatusCode == http.StatusOK }
 
-// Send makes attempt number n of callback c.
+// Send makes attempt number n of callback c, within the client's timeout
+// (Timeout for NewClient's).
 func Send(ctx context.Context, client *http.Client, c *payd.Callback, n int) Result {
-	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	limit := client.Timeout
+	if limit <= 0 {
+		limit = Timeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, bytes.NewReader(c.Body))
 	if err != nil {
