@@ -107,7 +107,7 @@ func createAndAccept(t *testing.T, base, tok, callbackURL string) map[string]any
 // TestCallbackRedeliveredUntilAcknowledged: a receiver that answers 500
 // twice and then 200 gets the same signed payload three times.
 func TestCallbackRedeliveredUntilAcknowledged(t *testing.T) {
-	storetest.Engines(t, func(t *testing.T, _ *sqlstore.Store, dbURL string) {
+	storetest.Databases(t, func(t *testing.T, _ *sqlstore.Store, dbURL string) {
 		h := newHook(t, func(n int) int { return map[bool]int{true: 500, false: 200}[n <= 2] })
 		env := map[string]string{"PAYD_DATABASE_URL": dbURL, "PAYD_CALLBACK_SCHEDULE": "200ms,200ms,200ms"}
 		cr, _ := merchantToken(t, env, "")
@@ -161,7 +161,7 @@ func jsonNumber(body, name string) string {
 // TestCallbackSurvivesRestart: the server stops between the payment's
 // commit and the callback's delivery; the next server delivers it.
 func TestCallbackSurvivesRestart(t *testing.T) {
-	storetest.Engines(t, func(t *testing.T, _ *sqlstore.Store, dbURL string) {
+	storetest.Databases(t, func(t *testing.T, _ *sqlstore.Store, dbURL string) {
 		release := make(chan struct{})
 		var once sync.Once
 		h := newHook(t, func(n int) int {
@@ -204,7 +204,7 @@ func TestCallbackSurvivesRestart(t *testing.T) {
 // holds an attempt open, a callback committed after it is delivered, not
 // kept waiting for the pass of the slow attempt to end (DeliveryLoops).
 func TestSlowEndpointDoesNotHoldBackCallbacks(t *testing.T) {
-	storetest.Engines(t, func(t *testing.T, _ *sqlstore.Store, dbURL string) {
+	storetest.Databases(t, func(t *testing.T, _ *sqlstore.Store, dbURL string) {
 		release := make(chan struct{})
 		slow := newHook(t, func(int) int { <-release; return 200 })
 		t.Cleanup(func() { close(release) }) // before the hook's server closes
@@ -244,7 +244,7 @@ func TestHungEndpointDoesNotHoldBackOthers(t *testing.T) {
 			limit = perHost
 		}
 		t.Run(fmt.Sprintf("per host %d", limit), func(t *testing.T) {
-			storetest.Engines(t, func(t *testing.T, _ *sqlstore.Store, dbURL string) {
+			storetest.Databases(t, func(t *testing.T, _ *sqlstore.Store, dbURL string) {
 				hung, err := hang.Listen()
 				if err != nil {
 					t.Fatal(err)
@@ -289,7 +289,7 @@ func TestHungEndpointDoesNotHoldBackOthers(t *testing.T) {
 // flight at the stop are cut short and recorded, which ends their leases
 // too). With the parked ones left as they were, 68 stayed leased.
 func TestParkedCallbacksReleasedAtStop(t *testing.T) {
-	storetest.Engines(t, func(t *testing.T, _ *sqlstore.Store, dbURL string) {
+	storetest.Databases(t, func(t *testing.T, _ *sqlstore.Store, dbURL string) {
 		hung, err := hang.Listen()
 		if err != nil {
 			t.Fatal(err)

@@ -513,7 +513,7 @@ func TestCrashRecoveryCards(t *testing.T) {
 		t.Skip("kills and restarts the binary many times")
 	}
 	kills := envInt("PAYD_CRASH_KILLS", 20) / 2
-	storetest.Engines(t, func(t *testing.T, _ *sqlstore.Store, dbURL string) {
+	storetest.Databases(t, func(t *testing.T, _ *sqlstore.Store, dbURL string) {
 		e := newCardsEnv(t, dbURL)
 		e.env["PAYD_CALLBACK_LEASE"], e.env["PAYD_TOKEN_TTL"] = "1s", "1h"
 		cr := newMerchantCreds(t, e.env)

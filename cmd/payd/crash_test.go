@@ -57,7 +57,7 @@ func TestCrashRecovery(t *testing.T) {
 		t.Skip("kills and restarts the binary many times")
 	}
 	kills := envInt("PAYD_CRASH_KILLS", 20)
-	storetest.Engines(t, func(t *testing.T, _ *sqlstore.Store, dbURL string) {
+	storetest.Databases(t, func(t *testing.T, _ *sqlstore.Store, dbURL string) {
 		hooks := newHookLog()
 		hookSrv := httptest.NewServer(hooks)
 		defer hookSrv.Close()

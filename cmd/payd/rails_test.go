@@ -765,7 +765,7 @@ func TestCrashRecoveryRails(t *testing.T) {
 		t.Skip("kills and restarts the binary many times")
 	}
 	kills := envInt("PAYD_CRASH_KILLS", 20) / 2
-	storetest.Engines(t, func(t *testing.T, _ *sqlstore.Store, dbURL string) {
+	storetest.Databases(t, func(t *testing.T, _ *sqlstore.Store, dbURL string) {
 		paydAddr := freeAddr(t)
 		bank := startBank(t, freeAddr(t), "http://"+paydAddr+"/rails/iso20022")
 		env := map[string]string{

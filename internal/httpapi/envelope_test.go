@@ -91,9 +91,9 @@ func TestOperationsEndpoints(t *testing.T) {
 				t.Errorf("metrics lack %q", want)
 			}
 		}
-		// SQLite's single writer reports its work (the merchant and its
-		// token were written); PostgreSQL has no such writer.
-		sqlite := e.store.Engine() == sqlstore.SQLite
+		// SQLite's group committer reports its work (the merchant and its
+		// token were written); PostgreSQL and the plain store have none.
+		sqlite := e.store.Engine() == sqlstore.SQLite && !e.store.Plain()
 		for _, name := range []string{"payd_sqlite_write_batches_total", "payd_sqlite_write_use_cases_total",
 			"payd_sqlite_writer_busy_seconds_total", "payd_sqlite_commit_seconds_total", "payd_rtp_cache_hits_total"} {
 			v, found := metricValue(string(m.body), name)

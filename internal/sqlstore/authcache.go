@@ -190,6 +190,9 @@ func (s *Store) forgetMerchant(merchantID string) {
 // auth_version. The cache is off while neither works. onListening, if
 // set, is called each time the cache turns on.
 func (s *Store) ListenAuth(ctx context.Context, log *slog.Logger, onListening func()) {
+	if s.plain {
+		return // no cache: every request authenticates from the database
+	}
 	if s.engine == SQLite {
 		s.pollAuth(ctx, log, onListening)
 		return

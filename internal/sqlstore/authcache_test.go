@@ -21,7 +21,7 @@ import (
 // operator command, another instance) is seen by the very next
 // authentication, on both engines.
 func TestAuthCacheAcrossInstances(t *testing.T) {
-	storetest.Engines(t, func(t *testing.T, a *sqlstore.Store, u string) { testAuthCacheAcrossInstances(t, a, u) })
+	storetest.FastEngines(t, func(t *testing.T, a *sqlstore.Store, u string) { testAuthCacheAcrossInstances(t, a, u) })
 }
 
 func testAuthCacheAcrossInstances(t *testing.T, a *sqlstore.Store, u string) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"math/bits"
 	"strings"
 	"time"
 
@@ -91,12 +90,8 @@ func (s *Store) ClaimCallbacks(ctx context.Context, owner string, now time.Time,
 // preferred callbacks_state and sorted every pending callback; it is told
 // the index by name.
 func (s *Store) dueCallbacksQ(limit int) string {
-	from := "callbacks"
-	if s.engine == SQLite {
-		from = "callbacks INDEXED BY callbacks_due"
-	}
-	return `SELECT id FROM ` + from + ` WHERE state = 'pending' AND next_attempt_at <= ?
-				AND (lease_until IS NULL OR lease_until <= ?) ORDER BY next_attempt_at` + rowLimit(limit) + s.skipLocked()
+	return `SELECT id FROM ` + s.d.indexedBy("callbacks", "callbacks_due") + ` WHERE state = 'pending' AND next_attempt_at <= ?
+				AND (lease_until IS NULL OR lease_until <= ?) ORDER BY next_attempt_at` + rowLimit(limit) + s.d.skipLocked()
 }
 
 // ClaimCallbacksAt claims one merchant's callbacks due by its time due (the
@@ -106,7 +101,7 @@ func (s *Store) ClaimCallbacksAt(ctx context.Context, owner, merchantID string, 
 	err := s.inTx(ctx, func(t *tx) error {
 		rows, err := t.query(ctx, `UPDATE callbacks SET lease_owner = ?, lease_until = ?
 			WHERE id IN (SELECT id FROM callbacks WHERE merchant_id = ? AND state = 'pending' AND next_attempt_at <= ?
-				AND (lease_until IS NULL OR lease_until <= ?) ORDER BY next_attempt_at`+rowLimit(limit)+s.skipLocked()+`)
+				AND (lease_until IS NULL OR lease_until <= ?) ORDER BY next_attempt_at`+rowLimit(limit)+s.d.skipLocked()+`)
 			RETURNING `+callbackCols, owner, ms(leaseUntil), merchantID, ms(due), ms(realNow))
 		if err != nil {
 			return fmt.Errorf("claim callbacks: %w", err)
@@ -165,7 +160,7 @@ func (s *Store) RecordAttempts(ctx context.Context, owner string, rs []Recorded)
 	err = s.inTx(ctx, func(t *tx) error {
 		lost = lost[:0]
 		kept := map[string]bool{}
-		for _, p := range s.rowParts(len(rs)) {
+		for _, p := range s.d.rowParts(len(rs)) {
 			if err := s.recordCallbacks(ctx, t, owner, rs[p[0]:p[1]], kept); err != nil {
 				return fmt.Errorf("record attempts: %w", err)
 			}
@@ -178,7 +173,7 @@ func (s *Store) RecordAttempts(ctx context.Context, owner string, rs []Recorded)
 			}
 			logged = append(logged, r)
 		}
-		for _, p := range s.rowParts(len(logged)) {
+		for _, p := range s.d.rowParts(len(logged)) {
 			if err := s.logAttempts(ctx, t, owner, logged[p[0]:p[1]]); err != nil {
 				return err
 			}
@@ -186,27 +181,6 @@ func (s *Store) RecordAttempts(ctx context.Context, owner string, rs []Recorded)
 		return nil
 	})
 	return lost, err
-}
-
-// rowParts cuts n rows of a multi-row statement into parts [from, to). On
-// SQLite each part has a power of two of rows, largest first, so that the
-// statements' texts are a few (nine up to 256 rows) and each is prepared
-// once (writeStmts): parsing a text of every length took 5% of the
-// server's CPU during rtp-flow. PostgreSQL sends all the rows at once.
-func (s *Store) rowParts(n int) [][2]int {
-	if s.engine != SQLite {
-		if n == 0 {
-			return nil
-		}
-		return [][2]int{{0, n}}
-	}
-	var out [][2]int
-	for from := 0; from < n; {
-		size := 1 << (bits.Len(uint(n-from)) - 1)
-		out = append(out, [2]int{from, from + size})
-		from += size
-	}
-	return out
 }
 
 // recordCallbacks writes the outcome of rs's attempts to their callbacks
@@ -388,7 +362,7 @@ func (s *Store) ReplayCallback(ctx context.Context, m *payd.Merchant, id string,
 	var c *payd.Callback
 	err := s.inTx(ctx, func(t *tx) error {
 		var err error
-		if c, err = scanCallback(t.queryRow(ctx, "SELECT "+callbackCols+" FROM callbacks WHERE id = ? AND merchant_id = ?"+s.forUpdate(), id, m.ID)); err != nil {
+		if c, err = scanCallback(t.queryRow(ctx, "SELECT "+callbackCols+" FROM callbacks WHERE id = ? AND merchant_id = ?"+s.d.forUpdate(), id, m.ID)); err != nil {
 			return err
 		}
 		c.Resign(m, now)

@@ -38,7 +38,7 @@ func (s *Store) ClaimCardSession(ctx context.Context, checkoutID, merchantID str
 			var url sql.NullString
 			var until, retry sql.NullInt64
 			err := t.queryRow(ctx, "SELECT id, state, pay_url, lease_until, retry_at FROM card_sessions WHERE checkout_id = ? AND state IN ('creating','open')"+
-				s.forUpdate(), checkoutID).Scan(&id, &state, &url, &until, &retry)
+				s.d.forUpdate(), checkoutID).Scan(&id, &state, &url, &until, &retry)
 			switch {
 			case err == nil && state == "open":
 				out = CardClaim{ID: id, URL: url.String}
@@ -188,7 +188,7 @@ func (l ledger) CloseCardSession(ctx context.Context, acquirerID string, outcome
 func (t *tx) lockCardSession(ctx context.Context, acquirerID, checkoutID string, res payd.CardResult) error {
 	var state, co string
 	var outcome sql.NullString
-	err := t.queryRow(ctx, "SELECT state, checkout_id, outcome FROM card_sessions WHERE acquirer_id = ?"+t.s.forUpdate(), acquirerID).
+	err := t.queryRow(ctx, "SELECT state, checkout_id, outcome FROM card_sessions WHERE acquirer_id = ?"+t.s.d.forUpdate(), acquirerID).
 		Scan(&state, &co, &outcome)
 	switch {
 	case errors.Is(err, sql.ErrNoRows) || (err == nil && co != checkoutID):

@@ -168,7 +168,7 @@ func (s *Store) Checkout(ctx context.Context, merchantID, id string, now time.Ti
 }
 
 func (t *tx) lockCheckout(ctx context.Context, id string) (*payd.Checkout, error) {
-	return scanCheckout(t.queryRow(ctx, "SELECT "+checkoutCols+" FROM checkouts c WHERE c.id = ?"+t.s.forUpdate(), id))
+	return scanCheckout(t.queryRow(ctx, "SELECT "+checkoutCols+" FROM checkouts c WHERE c.id = ?"+t.s.d.forUpdate(), id))
 }
 
 func (t *tx) saveCheckout(ctx context.Context, c *payd.Checkout, from payd.CheckoutStatus) error {
@@ -243,7 +243,7 @@ func (t *tx) transitionCheckoutAndQR(ctx context.Context, merchantID, id string,
 	}
 	if qrID.Valid {
 		var one int
-		if err := t.queryRow(ctx, "SELECT 1 FROM qrs WHERE id = ?"+t.s.forUpdate(), qrID.String).Scan(&one); err != nil {
+		if err := t.queryRow(ctx, "SELECT 1 FROM qrs WHERE id = ?"+t.s.d.forUpdate(), qrID.String).Scan(&one); err != nil {
 			return nil, fmt.Errorf("lock checkout qr: %w", err)
 		}
 	}
@@ -359,7 +359,7 @@ func (s *Store) Checkouts(ctx context.Context, f CheckoutFilter, now time.Time) 
 	}
 	w.opt("c.currency = ?", f.Currency)
 	w.opt("c.language = ?", strings.ToLower(f.Language))
-	w.like(s.engine, "c.payer_name", f.PayerName)
+	w.like(s.d, "c.payer_name", f.PayerName)
 	if f.PayerEmail != "" {
 		w.add("LOWER(c.payer_email) = ?", strings.ToLower(f.PayerEmail))
 	}

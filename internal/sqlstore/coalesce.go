@@ -86,6 +86,9 @@ func (c *coalescer[J]) init(s *Store, workers int, waveMax time.Duration, serveB
 	c.s, c.workers, c.waveMax, c.serveBatch = s, workers, waveMax, serveBatch
 }
 
+// on says whether c serves (init was called).
+func (c *coalescer[J]) on() bool { return c.serveBatch != nil }
+
 // enqueue queues j unless ctx ends or the store closes first.
 func (c *coalescer[J]) enqueue(ctx context.Context, j J) error {
 	c.once.Do(func() {

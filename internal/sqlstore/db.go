@@ -1,7 +1,8 @@
 // Package sqlstore keeps payd's state in SQLite or PostgreSQL through
 // database/sql. SQL is written once, by hand, in the subset both engines
 // share; placeholders are written as '?' and rewritten for PostgreSQL in one
-// place (rebind). The few real differences live in the dialect value.
+// place (dialect.rebind). The few real differences live in the store's
+// dialect (dialect.go): the use cases ask it, and never compare engines.
 //
 // Each exported method is one use case in one transaction: load, apply the
 // domain transition, save with a guarded UPDATE, insert the outbox rows.
@@ -43,9 +44,9 @@ const (
 // Store is payd's database.
 type Store struct {
 	engine  Engine
+	d       dialect // what the engine's SQL differs in (dialect.go)
 	w       *sql.DB // writes (and, on PostgreSQL, everything)
 	r       *sql.DB // reads
-	binds   sync.Map
 	stmts   stmtCache
 	wstmts  writeStmts  // SQLite
 	rtps    rtpReader   // PostgreSQL
@@ -101,12 +102,31 @@ type Store struct {
 	jobs   chan writeJob
 	closed chan struct{}
 	wg     sync.WaitGroup
+	// plain: the store runs without its machinery (Options.Plain).
+	plain bool
+	// pipelined: transactions run pipelined on pgx's connection
+	// (pgtx.go, PostgreSQL).
+	pipelined bool
+}
+
+// Options are how a store runs.
+type Options struct {
+	// Plain runs every use case in a database/sql transaction of its
+	// own, with none of the machinery: no group commit, pipelining,
+	// queued writes, coalescing, statement or record caches, kept search
+	// totals or auth cache. It is the oracle the tests hold the fast store
+	// to (storetest.Engines runs each test on both): a behaviour that a
+	// piece of machinery changes fails a test.
+	Plain bool
 }
 
 // Open connects to the database named by url: "postgres://…" or
 // "postgresql://…" for PostgreSQL; "sqlite:PATH", "file:PATH" or a plain
 // path for SQLite (the file's directory is created).
-func Open(url string) (*Store, error) {
+func Open(url string) (*Store, error) { return OpenWith(url, Options{}) }
+
+// OpenWith is Open with options.
+func OpenWith(url string, o Options) (*Store, error) {
 	if strings.HasPrefix(url, "postgres://") || strings.HasPrefix(url, "postgresql://") {
 		db, err := sql.Open("pgx", url)
 		if err != nil {
@@ -115,9 +135,12 @@ func Open(url string) (*Store, error) {
 		db.SetMaxOpenConns(32)
 		db.SetMaxIdleConns(32)
 		db.SetConnMaxIdleTime(5 * time.Minute)
-		s := &Store{engine: Postgres, w: db, r: db, url: url, auth: &authCache{entries: map[string]authEntry{}, maxAge: authMaxAgePG}, closed: make(chan struct{})}
-		s.rtps.init(s, coalesceReaders, coalesceWaveMax, s.rtps.serve)
-		s.inserts.init(s, insertWriters, 0, s.inserts.serve)
+		s := &Store{engine: Postgres, d: postgresDialect{binds: new(sync.Map)}, w: db, r: db, url: url, auth: &authCache{entries: map[string]authEntry{}, maxAge: authMaxAgePG},
+			closed: make(chan struct{}), plain: o.Plain, pipelined: !o.Plain}
+		if !o.Plain {
+			s.rtps.init(s, coalesceReaders, coalesceWaveMax, s.rtps.serve)
+			s.inserts.init(s, insertWriters, 0, s.inserts.serve)
+		}
 		return s, nil
 	}
 	path, ok := SQLitePath(url)
@@ -140,6 +163,9 @@ func Open(url string) (*Store, error) {
 	// whose statement journal SQLite otherwise writes to a temporary file
 	// (a sixth of the CPU of the callback flow went to those writes).
 	pragmas := "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)&_pragma=temp_store(MEMORY)"
+	if o.Plain {
+		return openPlainSQLite(path, pragmas)
+	}
 	rtpc := newRTPCache()
 	follow, unfollow := followWrites(rtpc)
 	w, err := sql.Open("sqlite", SQLiteDSN(path, pragmas+"&_pragma=wal_autocheckpoint("+strconv.Itoa(walBackstop)+")&_txlock=immediate&"+follow))
@@ -166,13 +192,35 @@ func Open(url string) (*Store, error) {
 		return nil, fmt.Errorf("open sqlite: %w", err)
 	}
 	ck.SetMaxOpenConns(1)
-	s := &Store{engine: SQLite, w: w, r: r, jobs: make(chan writeJob), closed: make(chan struct{}),
+	s := &Store{engine: SQLite, d: sqliteDialect{}, w: w, r: r, jobs: make(chan writeJob), closed: make(chan struct{}),
 		auth: &authCache{entries: map[string]authEntry{}, maxAge: authMaxAge}, rtpc: rtpc, unfollowWrites: unfollow}
 	s.wg.Add(2)
 	go s.groupCommitter()
 	go s.checkpointer(ck)
 	return s, nil
 }
+
+// openPlainSQLite opens the plain store (Options.Plain) on SQLite: one
+// writer connection, as SQLite has one writer anyway, and a pool of
+// readers; SQLite checkpoints by itself.
+func openPlainSQLite(path, pragmas string) (*Store, error) {
+	w, err := sql.Open("sqlite", SQLiteDSN(path, pragmas+"&_txlock=immediate"))
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite: %w", err)
+	}
+	w.SetMaxOpenConns(1)
+	r, err := sql.Open("sqlite", SQLiteDSN(path, pragmas+"&_pragma=query_only(1)"))
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open sqlite: %w", err)
+	}
+	r.SetMaxOpenConns(8)
+	return &Store{engine: SQLite, d: sqliteDialect{}, w: w, r: r, closed: make(chan struct{}), plain: true,
+		auth: &authCache{entries: map[string]authEntry{}, maxAge: authMaxAge}}, nil
+}
+
+// Plain says whether the store runs without its machinery (Options.Plain).
+func (s *Store) Plain() bool { return s.plain }
 
 // Engine reports which engine the store runs on.
 func (s *Store) Engine() Engine { return s.engine }
@@ -248,47 +296,6 @@ func (s *Store) Ping(ctx context.Context) error {
 	})
 }
 
-// rebind rewrites '?' placeholders as $1, $2, … for PostgreSQL.
-func (s *Store) rebind(q string) string {
-	if s.engine != Postgres {
-		return q
-	}
-	if v, ok := s.binds.Load(q); ok {
-		return v.(string)
-	}
-	var b strings.Builder
-	n := 0
-	for i := 0; i < len(q); i++ {
-		if q[i] == '?' {
-			n++
-			b.WriteByte('$')
-			b.WriteString(strconv.Itoa(n))
-			continue
-		}
-		b.WriteByte(q[i])
-	}
-	out := b.String()
-	s.binds.Store(q, out)
-	return out
-}
-
-// forUpdate is the row lock a read-modify-write takes on PostgreSQL. SQLite
-// needs none: its single writer connection serializes writes.
-func (s *Store) forUpdate() string {
-	if s.engine == Postgres {
-		return " FOR UPDATE"
-	}
-	return ""
-}
-
-// skipLocked is the clause that lets several instances claim disjoint work.
-func (s *Store) skipLocked() string {
-	if s.engine == Postgres {
-		return " FOR UPDATE SKIP LOCKED"
-	}
-	return ""
-}
-
 // tx is a transaction whose queries are rebound for the engine: on SQLite
 // a database/sql transaction, on PostgreSQL a pipelined one (pgtx.go).
 type tx struct {
@@ -338,38 +345,38 @@ func (t *tx) stmt(ctx context.Context, q string) *sql.Stmt {
 
 func (t *tx) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
 	if t.pg != nil {
-		return t.pgExec(ctx, t.s.rebind(q), args)
+		return t.pgExec(ctx, t.s.d.rebind(q), args)
 	}
 	ctx = t.unabandoned(ctx)
 	if st := t.stmt(ctx, q); st != nil {
 		return st.ExecContext(ctx, args...)
 	}
-	return t.tx.ExecContext(ctx, q, args...)
+	return t.tx.ExecContext(ctx, t.s.d.rebind(q), args...)
 }
 
 func (t *tx) query(ctx context.Context, q string, args ...any) (rowSet, error) {
 	if t.pg != nil {
-		return t.pgQuery(ctx, t.s.rebind(q), args)
+		return t.pgQuery(ctx, t.s.d.rebind(q), args)
 	}
 	ctx = t.unabandoned(ctx)
 	if st := t.stmt(ctx, q); st != nil {
 		return st.QueryContext(ctx, args...)
 	}
-	return t.tx.QueryContext(ctx, q, args...)
+	return t.tx.QueryContext(ctx, t.s.d.rebind(q), args...)
 }
 
 // queryRow's Scan returns the error of the writes sent before it, which
 // also stays with the transaction, which then ends with it (tx.end).
 func (t *tx) queryRow(ctx context.Context, q string, args ...any) scanner {
 	if t.pg != nil {
-		r, err := t.pgQuery(ctx, t.s.rebind(q), args)
+		r, err := t.pgQuery(ctx, t.s.d.rebind(q), args)
 		return pgRow{r: r, err: err}
 	}
 	ctx = t.unabandoned(ctx)
 	if st := t.stmt(ctx, q); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}
-	return t.tx.QueryRowContext(ctx, q, args...)
+	return t.tx.QueryRowContext(ctx, t.s.d.rebind(q), args...)
 }
 
 // inTx runs f in a write transaction and commits when it returns nil. On
@@ -407,12 +414,12 @@ func (s *Store) exec1(ctx context.Context, q string, args ...any) (sql.Result, e
 		})
 		return res, err
 	}
-	return s.w.ExecContext(ctx, s.rebind(q), args...)
+	return s.w.ExecContext(ctx, s.d.rebind(q), args...)
 }
 
 // soloTx runs f in a transaction of its own.
 func (s *Store) soloTx(ctx context.Context, f func(*tx) error) error {
-	if s.engine == Postgres {
+	if s.pipelined {
 		return s.pgTxRun(ctx, f)
 	}
 	sqlTx, err := s.w.BeginTx(ctx, nil)
@@ -436,14 +443,14 @@ func (s *Store) query(ctx context.Context, q string, args ...any) (*sql.Rows, er
 	if st := s.stmts.get(ctx, s, s.r, q); st != nil {
 		return st.QueryContext(ctx, args...)
 	}
-	return s.r.QueryContext(ctx, s.rebind(q), args...)
+	return s.r.QueryContext(ctx, s.d.rebind(q), args...)
 }
 
 func (s *Store) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
 	if st := s.stmts.get(ctx, s, s.r, q); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}
-	return s.r.QueryRowContext(ctx, s.rebind(q), args...)
+	return s.r.QueryRowContext(ctx, s.d.rebind(q), args...)
 }
 
 // Value codecs: times are Unix milliseconds, absent strings and times NULL.

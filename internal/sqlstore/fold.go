@@ -33,11 +33,3 @@ func init() {
 		}
 	})
 }
-
-// lowerFunc is the engine's function that lowers text for a search.
-func lowerFunc(e Engine) string {
-	if e == SQLite {
-		return "payd_lower"
-	}
-	return "LOWER"
-}

@@ -27,10 +27,10 @@ func checkSearchFolds(t *testing.T, s *Store) {
 	terminal := map[string]string{} // each word's RTP's terminal
 	for i, w := range words {
 		var id, term string
-		if err := s.r.QueryRow(s.rebind("SELECT id, terminal_id FROM rtps WHERE merchant_id = 'm1' ORDER BY created_at DESC, id LIMIT 1 OFFSET ?"), 10*i+3).Scan(&id, &term); err != nil {
+		if err := s.r.QueryRow(s.d.rebind("SELECT id, terminal_id FROM rtps WHERE merchant_id = 'm1' ORDER BY created_at DESC, id LIMIT 1 OFFSET ?"), 10*i+3).Scan(&id, &term); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.w.Exec(s.rebind("UPDATE rtps SET description = ? WHERE id = ?"), w, id); err != nil {
+		if _, err := s.w.Exec(s.d.rebind("UPDATE rtps SET description = ? WHERE id = ?"), w, id); err != nil {
 			t.Fatal(err)
 		}
 		terminal[w] = term

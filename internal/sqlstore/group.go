@@ -167,9 +167,9 @@ type WriterStats struct {
 }
 
 // WriterStats reports the writer's work; ok is false on PostgreSQL, which
-// has no single writer.
+// has no single writer, and without group commit (Options.Plain).
 func (s *Store) WriterStats() (st WriterStats, ok bool) {
-	if s.engine != SQLite {
+	if s.jobs == nil {
 		return st, false
 	}
 	return WriterStats{

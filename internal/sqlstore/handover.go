@@ -322,7 +322,7 @@ func (s *Store) releaseLeases(ctx context.Context, release, owner string, ids []
 	if len(ids) == 0 {
 		return nil
 	}
-	in, list, err := s.idsIn(ids)
+	in, list, err := s.d.idsIn(ids)
 	if err != nil {
 		return err
 	}

@@ -106,7 +106,7 @@ func (s *Store) resolveClaim(ctx context.Context, c *IdemClaim, k int) (bool, er
 	for {
 		var applied int
 		// On the writer's pool: the primary, never a standby behind it.
-		err := s.w.QueryRowContext(ctx, s.rebind("SELECT applied FROM idempotency_keys WHERE merchant_id = ? AND key = ? AND token = ?"),
+		err := s.w.QueryRowContext(ctx, s.d.rebind("SELECT applied FROM idempotency_keys WHERE merchant_id = ? AND key = ? AND token = ?"),
 			c.MerchantID, c.Key, c.Token).Scan(&applied)
 		switch {
 		case err == nil:
@@ -187,7 +187,7 @@ func (s *Store) BeginIdempotent(ctx context.Context, r IdemRequest, now time.Tim
 		var created, expires int64
 		var applied int
 		err := t.queryRow(ctx, `SELECT method, path, body_hash, state, response, created_at, expires_at, token, applied FROM idempotency_keys
-			WHERE merchant_id = ? AND key = ?`+s.forUpdate(), r.MerchantID, r.Key).Scan(&method, &path, &hash, &state, &resp, &created, &expires,
+			WHERE merchant_id = ? AND key = ?`+s.d.forUpdate(), r.MerchantID, r.Key).Scan(&method, &path, &hash, &state, &resp, &created, &expires,
 			&token, &applied)
 		var res sql.Result
 		switch {

@@ -83,7 +83,7 @@ func (t *tx) lockRTPOf(ctx context.Context, merchantID, id string) (*payd.RTP, *
 		q += " AND r.merchant_id = ?"
 		args = append(args, merchantID)
 	}
-	q += t.s.forUpdateOf("r")
+	q += t.s.d.forUpdateOf("r")
 	var m *payd.Merchant
 	r, err := scanRTP(scanFunc(func(rtp ...any) error {
 		var err error
@@ -362,7 +362,7 @@ func (l ledger) RefundTaken(ctx context.Context, id string, now time.Time) error
 }
 
 func (t *tx) refundTaken(ctx context.Context, id string, now time.Time) error {
-	rf, err := scanRefund(t.queryRow(ctx, "SELECT "+refundCols+" FROM refunds WHERE id = ?"+t.s.forUpdate(), id))
+	rf, err := scanRefund(t.queryRow(ctx, "SELECT "+refundCols+" FROM refunds WHERE id = ?"+t.s.d.forUpdate(), id))
 	if errors.Is(err, payd.ErrNotFound) {
 		return nil // not ours to take (the network names a refund payd does not know)
 	}
@@ -427,12 +427,12 @@ func (l ledger) settleRefund(ctx context.Context, id string, outcome payd.Refund
 func (t *tx) settleRefund(ctx context.Context, id string, outcome payd.RefundStatus, now time.Time, apply refundRule) (rf *payd.Refund, cb *payd.Callback, err error) {
 	s := t.s
 	err = func() error {
-		if rf, err = scanRefund(t.queryRow(ctx, "SELECT "+refundCols+" FROM refunds WHERE id = ?"+s.forUpdate(), id)); err != nil {
+		if rf, err = scanRefund(t.queryRow(ctx, "SELECT "+refundCols+" FROM refunds WHERE id = ?"+s.d.forUpdate(), id)); err != nil {
 			return err
 		}
 		var paymentCallback sql.NullString
 		p, err := scanPayment(scanFunc(func(dest ...any) error {
-			return t.queryRow(ctx, "SELECT "+paymentCols+", p.callback_url"+paymentFrom+" WHERE p.id = ?"+s.forUpdateOf("p"), rf.PaymentID).
+			return t.queryRow(ctx, "SELECT "+paymentCols+", p.callback_url"+paymentFrom+" WHERE p.id = ?"+s.d.forUpdateOf("p"), rf.PaymentID).
 				Scan(append(dest, &paymentCallback)...)
 		}))
 		if err != nil {
@@ -512,7 +512,7 @@ func (s *Store) DueRefunds(ctx context.Context, now time.Time, limit int, mercha
 // up to limit of them.
 func (s *Store) TakeNewRefunds(ctx context.Context, now time.Time, limit int) error {
 	return s.inTx(ctx, func(t *tx) error {
-		rows, err := t.query(ctx, "SELECT "+refundCols+" FROM refunds WHERE status = 'Created'"+rowLimit(limit)+s.forUpdate())
+		rows, err := t.query(ctx, "SELECT "+refundCols+" FROM refunds WHERE status = 'Created'"+rowLimit(limit)+s.d.forUpdate())
 		if err != nil {
 			return err
 		}

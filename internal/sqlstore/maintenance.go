@@ -98,7 +98,7 @@ var pruneCallbackRows = []string{"DELETE FROM callback_objects WHERE callback_id
 // so that a change made meanwhile (a replay makes a delivered callback
 // pending) either waits and finds the row gone or keeps it.
 func (t *tx) prune(ctx context.Context, st pruneStep) (int64, int64, error) {
-	rows, err := t.query(ctx, st.find+t.s.skipLocked(), st.args...)
+	rows, err := t.query(ctx, st.find+t.s.d.skipLocked(), st.args...)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -106,7 +106,7 @@ func (t *tx) prune(ctx context.Context, st pruneStep) (int64, int64, error) {
 	if err != nil || len(keys) == 0 {
 		return 0, 0, err
 	}
-	in, list, err := t.s.idsIn(keys)
+	in, list, err := t.s.d.idsIn(keys)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -107,7 +107,7 @@ func (s *Store) apply(ctx context.Context, conn *sql.Conn, m migration, now time
 	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 		return fmt.Errorf("migrate %s: %w", m.name, err)
 	}
-	if _, err := tx.ExecContext(ctx, s.rebind("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)"),
+	if _, err := tx.ExecContext(ctx, s.d.rebind("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)"),
 		m.version, m.name, now.UnixMilli()); err != nil {
 		return fmt.Errorf("migrate %s: %w", m.name, err)
 	}

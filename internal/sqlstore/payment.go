@@ -74,7 +74,7 @@ func (r *refs) next(ctx context.Context, t *tx) (int64, error) {
 		return v, nil
 	}
 	r.mu.Unlock()
-	drawn, err := t.drawRefs(ctx)
+	drawn, err := t.s.d.drawRefs(ctx, t)
 	if err != nil || len(drawn) == 0 {
 		return 0, fmt.Errorf("next reference: %w (%d drawn)", err, len(drawn))
 	}
@@ -84,38 +84,6 @@ func (r *refs) next(ctx context.Context, t *tx) (int64, error) {
 	slices.Sort(r.free) // PostgreSQL: another transaction may have drawn a block meanwhile
 	r.mu.Unlock()
 	return drawn[0], nil
-}
-
-// drawRefs draws a block of refBlock numbers in t.
-//
-// On PostgreSQL from the sequence: drawn in the caller's transaction
-// (another connection could wait for one of the pool's, all held by
-// transactions waiting here), and a sequence's numbers stay drawn when the
-// transaction rolls back.
-//
-// On SQLite by an update of the counters row, which a rollback undoes: t
-// notes the draw, and the rollback of t, or of its use case's savepoint
-// within a shared transaction (group.go), forgets the block (undoDraw,
-// forget), lest its numbers be handed out again by the next draw. SQLite's
-// writes run one at a time (group.go), so no other draw runs meanwhile.
-func (t *tx) drawRefs(ctx context.Context) ([]int64, error) {
-	if t.s.engine == Postgres {
-		rows, err := t.query(ctx, "SELECT nextval('payment_ref_seq') FROM generate_series(1, "+strconv.Itoa(refBlock)+")")
-		if err != nil {
-			return nil, err
-		}
-		return scanAll(rows, func(sc scanner) (v int64, err error) { return v, sc.Scan(&v) })
-	}
-	var top int64
-	if err := t.queryRow(ctx, "UPDATE counters SET value = value + "+strconv.Itoa(refBlock)+" WHERE name = 'payment_ref' RETURNING value").Scan(&top); err != nil {
-		return nil, err
-	}
-	t.drewRefs = true
-	drawn := make([]int64, refBlock)
-	for i := range drawn {
-		drawn[i] = top - refBlock + 1 + int64(i)
-	}
-	return drawn, nil
 }
 
 // forget drops the numbers in memory (SQLite: a rollback undid the draw of
@@ -233,8 +201,8 @@ func (s *Store) Payments(ctx context.Context, f PaymentFilter) ([]*payd.Payment,
 	w.opt("m.iban = ?", f.RecipientIBAN)
 	w.opt("m.mcc = ?", f.MCC)
 	w.opt("p.currency = ?", f.Currency)
-	w.like(s.engine, "p.sender_name", f.SenderName)
-	w.like(s.engine, "p.description", f.Description)
+	w.like(s.d, "p.sender_name", f.SenderName)
+	w.like(s.d, "p.description", f.Description)
 	switch f.Type {
 	case "":
 	case "MMC":

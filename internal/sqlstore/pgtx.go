@@ -98,7 +98,7 @@ func (t *tx) prelude(b *pgx.Batch) step {
 		st |= stepBegin
 	}
 	if q, args := t.pg.later.statement(); q != "" {
-		b.Queue(t.s.rebind(q), args...)
+		b.Queue(t.s.d.rebind(q), args...)
 		st |= stepWrites
 	}
 	return st

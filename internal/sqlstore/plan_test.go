@@ -73,7 +73,7 @@ func checkPlans(t *testing.T, s *Store, explain string, usesIndex func(plan stri
 	// A seeded database is in steady state: no open RTP past its deadline
 	// (the expiry loop would have written it Expired, at its deadline).
 	var overdue, expiredLate int
-	if err := s.r.QueryRowContext(ctx, s.rebind("SELECT (SELECT COUNT(*) FROM rtps WHERE status IN ('Created','Active') AND expires_at <= ?), "+
+	if err := s.r.QueryRowContext(ctx, s.d.rebind("SELECT (SELECT COUNT(*) FROM rtps WHERE status IN ('Created','Active') AND expires_at <= ?), "+
 		"(SELECT COUNT(*) FROM rtps WHERE status = 'Expired' AND updated_at = expires_at AND expires_at > created_at)"), now.UnixMilli()).Scan(&overdue, &expiredLate); err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ var coveringCreated = regexp.MustCompile(`Index Only Scan (Backward )?using rtps
 // returns the plan.
 func checkPlan(t *testing.T, s *Store, conn *sql.Conn, explain, what, q string, args []any, usesIndex func(plan string) bool) string {
 	t.Helper()
-	rows, err := conn.QueryContext(context.Background(), explain+s.rebind(q), args...)
+	rows, err := conn.QueryContext(context.Background(), explain+s.d.rebind(q), args...)
 	if err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
@@ -226,7 +226,7 @@ func seedMerchants(t *testing.T, s *Store, ids []string, n int, now time.Time) {
 // insertMerchants adds bare merchants with these ids, for seeded RTPs.
 func insertMerchants(t *testing.T, s *Store, ids []string) {
 	for _, m := range ids {
-		if _, err := s.w.Exec(s.rebind(`INSERT INTO merchants (id, name, client_id, secret_hash, secret_version, signature_key, active,
+		if _, err := s.w.Exec(s.d.rebind(`INSERT INTO merchants (id, name, client_id, secret_hash, secret_version, signature_key, active,
 			commission_bp, mcc, created_at) VALUES (?, 'M', ?, 'x', 1, 'k', 1, 0, 'NONE', 0)`), m, "c-"+m); err != nil {
 			t.Fatal(err)
 		}
@@ -287,7 +287,7 @@ func TestPrunePlansUseIndexes(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		in, list, err := s.idsIn([]string{"k1", "k2"})
+		in, list, err := s.d.idsIn([]string{"k1", "k2"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -370,8 +370,8 @@ func TestClaimsReadTheirBatch(t *testing.T) {
 			// now (forced generic here; PostgreSQL's default chooses it
 			// after five executions), executed once the table is full.
 			for _, q := range []string{"SET plan_cache_mode = force_generic_plan",
-				"PREPARE claim_orders(bigint, bigint) AS " + s.rebind(s.dueOrdersQ(256)),
-				"PREPARE claim_callbacks(bigint, bigint) AS " + s.rebind(s.dueCallbacksQ(256)),
+				"PREPARE claim_orders(bigint, bigint) AS " + s.d.rebind(s.dueOrdersQ(256)),
+				"PREPARE claim_callbacks(bigint, bigint) AS " + s.d.rebind(s.dueCallbacksQ(256)),
 				"EXPLAIN EXECUTE claim_orders(1, 1)", "EXPLAIN EXECUTE claim_callbacks(1, 1)"} {
 				if _, err := conn.ExecContext(ctx, q); err != nil {
 					t.Fatalf("%s: %v", q, err)
@@ -382,12 +382,12 @@ func TestClaimsReadTheirBatch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ins, err := txn.PrepareContext(ctx, s.rebind(`INSERT INTO rails_orders (id, kind, merchant_id, object_id, data, state, next_attempt_at, created_at)
+		ins, err := txn.PrepareContext(ctx, s.d.rebind(`INSERT INTO rails_orders (id, kind, merchant_id, object_id, data, state, next_attempt_at, created_at)
 			VALUES (?, 'rtp.send', 'm0', ?, '{}', ?, ?, ?)`))
 		if err != nil {
 			t.Fatal(err)
 		}
-		insCb, err := txn.PrepareContext(ctx, s.rebind(`INSERT INTO callbacks (id, merchant_id, event, subject_id, url, body, ts, signature, state, next_attempt_at, created_at)
+		insCb, err := txn.PrepareContext(ctx, s.d.rebind(`INSERT INTO callbacks (id, merchant_id, event, subject_id, url, body, ts, signature, state, next_attempt_at, created_at)
 			VALUES (?, 'm0', 'rtp', ?, 'http://127.0.0.1/cb', '{}', 0, 's', ?, ?, ?)`))
 		if err != nil {
 			t.Fatal(err)
@@ -490,7 +490,7 @@ func TestOrderUpdatesReadTheirRows(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ins, err := txn.PrepareContext(ctx, s.rebind(`INSERT INTO rails_orders (id, kind, merchant_id, object_id, data, state, next_attempt_at, created_at, lease_owner, lease_until)
+		ins, err := txn.PrepareContext(ctx, s.d.rebind(`INSERT INTO rails_orders (id, kind, merchant_id, object_id, data, state, next_attempt_at, created_at, lease_owner, lease_until)
 			VALUES (?, 'rtp.send', 'm0', ?, '{}', 'pending', ?, ?, 't', ?)`))
 		if err != nil {
 			t.Fatal(err)
@@ -503,7 +503,7 @@ func TestOrderUpdatesReadTheirRows(t *testing.T) {
 		if err := txn.Commit(); err != nil {
 			t.Fatal(err)
 		}
-		in, list, err := s.idsIn([]string{"o000001", "o019999"})
+		in, list, err := s.d.idsIn([]string{"o000001", "o019999"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -526,7 +526,7 @@ func TestOrderUpdatesReadTheirRows(t *testing.T) {
 				if s.engine == Postgres {
 					// The generic plan, prepared as the driver prepares it.
 					name := strings.ReplaceAll(c.what+" "+when, " ", "_")
-					if _, err := conn.ExecContext(ctx, "PREPARE "+name+"("+c.types+") AS "+s.rebind(c.q)); err != nil {
+					if _, err := conn.ExecContext(ctx, "PREPARE "+name+"("+c.types+") AS "+s.d.rebind(c.q)); err != nil {
 						t.Fatal(err)
 					}
 					q, args = "EXECUTE "+name+"("+c.values+")", nil

@@ -136,16 +136,16 @@ func (s *Store) QR(ctx context.Context, merchantID, id string, now time.Time) (*
 // lockQR loads a QR under its row lock; merchantID "" loads any merchant's.
 func (t *tx) lockQR(ctx context.Context, merchantID, id string) (*payd.QR, error) {
 	if merchantID == "" {
-		return scanQR(t.queryRow(ctx, "SELECT "+qrCols+qrFrom+" WHERE q.id = ?"+t.s.forUpdateOf("q"), id))
+		return scanQR(t.queryRow(ctx, "SELECT "+qrCols+qrFrom+" WHERE q.id = ?"+t.s.d.forUpdateOf("q"), id))
 	}
-	return scanQR(t.queryRow(ctx, "SELECT "+qrCols+qrFrom+" WHERE q.id = ? AND q.merchant_id = ?"+t.s.forUpdateOf("q"), id, merchantID))
+	return scanQR(t.queryRow(ctx, "SELECT "+qrCols+qrFrom+" WHERE q.id = ? AND q.merchant_id = ?"+t.s.d.forUpdateOf("q"), id, merchantID))
 }
 
 // lockQRForCredit loads, under its row lock, the QR target names (its own
 // id, or one of its extensions'), with its merchant: one statement.
 func (t *tx) lockQRForCredit(ctx context.Context, target string) (*payd.QR, *payd.Merchant, error) {
 	q := "SELECT " + qrCols + ", " + merchantCols + qrFrom + " JOIN merchants m ON m.id = q.merchant_id" +
-		" WHERE q.id = COALESCE((SELECT x.qr_id FROM qr_extensions x WHERE x.id = ?), ?)" + t.s.forUpdateOf("q")
+		" WHERE q.id = COALESCE((SELECT x.qr_id FROM qr_extensions x WHERE x.id = ?), ?)" + t.s.d.forUpdateOf("q")
 	var m *payd.Merchant
 	qr, err := scanQR(scanFunc(func(qr ...any) error {
 		var err error
@@ -309,7 +309,7 @@ func (s *Store) QRs(ctx context.Context, f QRFilter, now time.Time) ([]*payd.QR,
 		w.add("q.id IN (SELECT qr_id FROM qr_extensions WHERE id = ?)", f.ExtensionID)
 	}
 	w.opt("q.order_id = ?", f.OrderID)
-	w.like(s.engine, "q.description", f.Description)
+	w.like(s.d, "q.description", f.Description)
 	w.opt("q.type = ?", f.Type)
 	w.opt("q.amount_type = ?", f.AmountType)
 	w.opt("q.terminal_id = ?", f.TerminalID)
@@ -326,7 +326,7 @@ func (s *Store) QRs(ctx context.Context, f QRFilter, now time.Time) ([]*payd.QR,
 	w.timeRange("q.expires_at", f.ExpiresFrom, f.ExpiresTo)
 	args := w.args
 	if f.Description != "" { // a search: planned for its word (planned)
-		args = s.planned(args)
+		args = s.d.planned(args)
 	}
 	total, err := s.count(ctx, "SELECT COUNT(*)"+qrFrom+w.sql(), args)
 	if err != nil {

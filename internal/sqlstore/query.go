@@ -2,12 +2,9 @@ package sqlstore
 
 import (
 	"context"
-	"encoding/json"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // where builds the WHERE clause of a list query from optional filters.
@@ -29,8 +26,8 @@ func (w *where) opt(cond, v string) {
 }
 
 // like adds a case-insensitive substring match of col against v, both
-// lowered by the engine's search lowering (lowerFunc).
-func (w *where) like(e Engine, col, v string) { w.likeLowered(lowerFunc(e)+"("+col+")", v) }
+// lowered by the engine's search lowering (dialect.lower).
+func (w *where) like(d dialect, col, v string) { w.likeLowered(d.lower(col), v) }
 
 // likeLowered is like on a column (or expression) already holding lowered
 // text.
@@ -101,29 +98,9 @@ func (s *Store) limit(count, offset int) string {
 		if offset == 0 {
 			return ""
 		}
-		if s.engine == Postgres {
-			return " LIMIT ALL OFFSET " + strconv.Itoa(offset)
-		}
-		return " LIMIT -1 OFFSET " + strconv.Itoa(offset)
+		return s.d.noLimit() + " OFFSET " + strconv.Itoa(offset)
 	}
 	return rowLimit(count) + " OFFSET " + strconv.Itoa(offset)
-}
-
-// planned makes a statement run unnamed on PostgreSQL: parsed and planned
-// for its values at each run, as the plan tests EXPLAIN it. A prepared
-// statement is planned once for any values after five runs whenever that
-// generic plan looks no dearer, and a description search's generic plan
-// is the trigram index, which rechecks a heap row per candidate: for a
-// word on half of a merchant's 10,000 RTPs its count took 16 ms where the
-// creation index's entries take 4, and 575 ms with the rows not cached
-// (EXPLAIN ANALYZE of the prepared count, 1M rows). Planning each run
-// costs about 0.3 ms, so only searches, whose best plan depends on the
-// word, pay it. SQLite's planner does not look at bound values (016).
-func (s *Store) planned(args []any) []any {
-	if s.engine != Postgres {
-		return args
-	}
-	return append([]any{pgx.QueryExecModeCacheDescribe}, args...)
 }
 
 func (s *Store) count(ctx context.Context, q string, args []any) (int, error) {
@@ -159,14 +136,3 @@ type extraScanner struct {
 }
 
 func (e extraScanner) Scan(dest ...any) error { return e.sc.Scan(append(dest, e.extra...)...) }
-
-// idsIn is the condition, and its one argument, that a column is one of
-// ids: one statement text whatever their number, so that it stays among
-// the prepared statements.
-func (s *Store) idsIn(ids []string) (string, any, error) {
-	if s.engine == Postgres {
-		return " = ANY(?)", ids, nil
-	}
-	b, err := json.Marshal(ids)
-	return " IN (SELECT value FROM json_each(?))", string(b), err
-}

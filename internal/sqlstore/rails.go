@@ -65,7 +65,7 @@ func (s *Store) ClaimOrders(ctx context.Context, owner string, now time.Time, le
 		seq int64
 	}
 	var out []seqOrder
-	seq := s.orderSeq()
+	seq := s.d.orderSeq()
 	err := s.inTx(ctx, func(t *tx) error {
 		out = out[:0]
 		if err := t.walkInOrder(ctx); err != nil {
@@ -119,11 +119,11 @@ func (s *Store) ClaimOrders(ctx context.Context, owner string, now time.Time, le
 // afresh, with sorting off (walkInOrder), which leaves the walk the only
 // plan.
 func (s *Store) dueOrdersQ(limit int) string {
-	seq := s.orderSeq()
+	seq := s.d.orderSeq()
 	return `SELECT o.id FROM rails_orders o WHERE o.state = 'pending' AND o.next_attempt_at <= ?
 				AND (o.lease_until IS NULL OR o.lease_until <= ?)
 				AND NOT EXISTS (SELECT 1 FROM rails_orders e WHERE e.object_id = o.object_id AND e.state = 'pending' AND e.` + seq + ` < o.` + seq + `)
-				ORDER BY o.next_attempt_at, o.` + seq + rowLimit(limit) + s.skipLocked()
+				ORDER BY o.next_attempt_at, o.` + seq + rowLimit(limit) + s.d.skipLocked()
 }
 
 // claimPlanPG: this transaction's claims are planned at each execution, for
@@ -134,20 +134,12 @@ const claimPlanPG = "SELECT set_config('plan_cache_mode', 'force_custom_plan', t
 // in order on PostgreSQL, whatever its statistics and cached plans say
 // (dueOrdersQ).
 func (t *tx) walkInOrder(ctx context.Context) error {
-	if t.s.engine != Postgres {
+	q := t.s.d.claimPlan()
+	if q == "" {
 		return nil
 	}
-	_, err := t.exec(ctx, claimPlanPG)
+	_, err := t.exec(ctx, q)
 	return err
-}
-
-// orderSeq is the column that says in which order rails orders were
-// written: seq on PostgreSQL (a sequence), the rowid on SQLite.
-func (s *Store) orderSeq() string {
-	if s.engine == Postgres {
-		return "seq"
-	}
-	return "rowid"
 }
 
 // OrderDelivered records that the network took an order sent under owner's
@@ -274,7 +266,7 @@ func (s *Store) Record(ctx context.Context, m payd.Message) (bool, error) {
 func (s *Store) Recorded(ctx context.Context, msgID string) (payd.Message, bool, error) {
 	m := payd.Message{ID: msgID}
 	var at int64
-	err := s.w.QueryRowContext(ctx, s.rebind("SELECT kind, outcome, received_at FROM rails_inbox WHERE msg_id = ?"), msgID).Scan(&m.Kind, &m.Outcome, &at)
+	err := s.w.QueryRowContext(ctx, s.d.rebind("SELECT kind, outcome, received_at FROM rails_inbox WHERE msg_id = ?"), msgID).Scan(&m.Kind, &m.Outcome, &at)
 	if errors.Is(err, sql.ErrNoRows) {
 		return m, false, nil
 	}
@@ -292,7 +284,7 @@ func (s *Store) OrdersDelivered(ctx context.Context, orders []*payd.RailsOrder, 
 	for i, o := range orders {
 		ids[i] = o.ID
 	}
-	in, list, err := s.idsIn(ids)
+	in, list, err := s.d.idsIn(ids)
 	if err != nil {
 		return 0, err
 	}
@@ -335,7 +327,7 @@ func (s *Store) ReleaseOrders(ctx context.Context, orders []*payd.RailsOrder, ow
 	for i, o := range orders {
 		ids[i] = o.ID
 	}
-	in, list, err := s.idsIn(ids)
+	in, list, err := s.d.idsIn(ids)
 	if err != nil {
 		return err
 	}

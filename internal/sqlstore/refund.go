@@ -37,7 +37,7 @@ func (s *Store) CreateRefund(ctx context.Context, merchantID, payID string, in p
 	var rf *payd.Refund
 	err := s.inTx(ctx, func(t *tx) error {
 		p, err := scanPayment(t.queryRow(ctx, "SELECT "+paymentCols+paymentFrom+" WHERE p.id = ? AND p.merchant_id = ?"+
-			s.forUpdateOf("p"), payID, merchantID))
+			s.d.forUpdateOf("p"), payID, merchantID))
 		if err != nil {
 			return err
 		}
@@ -76,13 +76,6 @@ func (s *Store) CreateRefund(ctx context.Context, merchantID, payID string, in p
 	}
 	s.queued()
 	return rf, nil
-}
-
-func (s *Store) forUpdateOf(table string) string {
-	if s.engine == Postgres {
-		return " FOR UPDATE OF " + table
-	}
-	return ""
 }
 
 // Refund reads one of the merchant's refunds.

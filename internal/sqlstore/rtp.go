@@ -52,53 +52,16 @@ func rtpArgs(r *payd.RTP) []any {
 }
 
 // CreateRTP stores a new RTP of m. With rails that take orders, the order
-// delivering it to the payer's bank is written in the same transaction.
+// delivering it to the payer's bank (its pain.013) is written with it, in
+// its transaction, and handed to the orders loop once committed.
 func (s *Store) CreateRTP(ctx context.Context, m *payd.Merchant, r *payd.RTP) error {
-	var err error
-	var gen uint64 // SQLite: the new record goes into the cache (rtpcache.go)
-	if s.rtpc != nil {
-		gen = s.rtpc.generation()
-	}
-	// With the rails taking orders, the pain.013 that delivers the RTP is
-	// written with it, in its transaction.
 	var order *payd.RailsOrder
 	if s.orders {
 		order = payd.SendRTPOrder(m, r, r.CreatedAt)
 		s.held(order)
 	}
-	switch {
-	case s.engine == Postgres && claimOf(ctx) == nil:
-		err = s.inserts.insert(ctx, r, order) // coalesced with the concurrent creates (coalesce.go)
-	case s.engine == Postgres:
-		// Under an Idempotency-Key: a transaction of its own, which marks
-		// the key's claim (idempotency.go).
-		err = s.inTx(ctx, func(t *tx) error {
-			if _, err := t.exec(ctx, insertRTP, rtpArgs(r)...); err != nil {
-				return err
-			}
-			if order == nil {
-				return nil
-			}
-			return t.insertOrder(ctx, order)
-		})
-	case order != nil:
-		err = s.inTx(ctx, func(t *tx) error {
-			if _, err := t.exec(ctx, insertRTP, rtpArgs(r)...); err != nil {
-				return err
-			}
-			return t.insertOrder(ctx, order)
-		})
-	default:
-		err = s.write1(ctx, insertRTP, rtpArgs(r)...)
-	}
-	if err != nil {
+	if err := s.insertRTP(ctx, r, order); err != nil {
 		return fmt.Errorf("create rtp: %w", err)
-	}
-	if s.rtpc != nil {
-		// As a read of the row would find it: the ring keeps times to the
-		// millisecond, as the table does. A merchant polls an RTP from
-		// the moment it is created.
-		s.rtpc.put(r, gen)
 	}
 	if order != nil {
 		s.handOrder(ctx, order) // to this instance's orders loop, or to the claims (handover.go)
@@ -106,16 +69,37 @@ func (s *Store) CreateRTP(ctx context.Context, m *payd.Merchant, r *payd.RTP) er
 	return nil
 }
 
+// insertRTP writes r and its order (nil: none). With the RTP inserter
+// (PostgreSQL), r joins the concurrent creates in one statement
+// (coalesce.go), unless its request's key claim must be marked, which takes
+// a transaction of its own (idempotency.go). Otherwise it is a transaction
+// (on SQLite shared with others by group commit), and the new record goes
+// into the RTP cache (rtpcache.go, SQLite): a merchant polls an RTP from
+// the moment it is created.
+func (s *Store) insertRTP(ctx context.Context, r *payd.RTP, order *payd.RailsOrder) error {
+	if s.inserts.on() && claimOf(ctx) == nil {
+		return s.inserts.insert(ctx, r, order)
+	}
+	gen := s.rtpc.generation()
+	err := s.inTx(ctx, func(t *tx) error {
+		if _, err := t.exec(ctx, insertRTP, rtpArgs(r)...); err != nil {
+			return err
+		}
+		if order == nil {
+			return nil
+		}
+		return t.insertOrder(ctx, order)
+	})
+	if err == nil {
+		s.rtpc.put(r, gen)
+	}
+	return err
+}
+
 // RTP reads one of the merchant's RTPs as of now (expiry applied).
 // merchantID "" reads any merchant's (the public payer page).
 func (s *Store) RTP(ctx context.Context, merchantID, id string, now time.Time) (*payd.RTP, error) {
-	var r *payd.RTP
-	var err error
-	if s.engine == SQLite {
-		r, err = s.cachedRTP(ctx, id)
-	} else {
-		r, err = s.rtps.read(ctx, id) // coalesced (coalesce.go)
-	}
+	r, err := s.storedRTP(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -124,6 +108,18 @@ func (s *Store) RTP(ctx context.Context, merchantID, id string, now time.Time) (
 	}
 	r.Observe(now)
 	return r, nil
+}
+
+// storedRTP is the RTP of id as stored: from the RTP cache (SQLite) or
+// coalesced with the concurrent reads (PostgreSQL), else from the table.
+func (s *Store) storedRTP(ctx context.Context, id string) (*payd.RTP, error) {
+	switch {
+	case s.rtpc != nil:
+		return s.cachedRTP(ctx, id)
+	case s.rtps.on():
+		return s.rtps.read(ctx, id)
+	}
+	return scanRTP(s.queryRow(ctx, "SELECT "+rtpCols+" FROM rtps WHERE id = ?", id))
 }
 
 // cachedRTP is the stored RTP of id, from the cache while it holds the
@@ -144,9 +140,9 @@ func (s *Store) cachedRTP(ctx context.Context, id string) (*payd.RTP, error) {
 // lockRTP loads an RTP under its row lock; merchantID "" loads any merchant's.
 func (t *tx) lockRTP(ctx context.Context, merchantID, id string) (*payd.RTP, error) {
 	if merchantID == "" {
-		return scanRTP(t.queryRow(ctx, "SELECT "+rtpCols+" FROM rtps WHERE id = ?"+t.s.forUpdate(), id))
+		return scanRTP(t.queryRow(ctx, "SELECT "+rtpCols+" FROM rtps WHERE id = ?"+t.s.d.forUpdate(), id))
 	}
-	return scanRTP(t.queryRow(ctx, "SELECT "+rtpCols+" FROM rtps WHERE id = ? AND merchant_id = ?"+t.s.forUpdate(), id, merchantID))
+	return scanRTP(t.queryRow(ctx, "SELECT "+rtpCols+" FROM rtps WHERE id = ? AND merchant_id = ?"+t.s.d.forUpdate(), id, merchantID))
 }
 
 // saveRTP writes an RTP's transition, guarded by the status it was loaded
@@ -238,7 +234,7 @@ const countsLock = 0x70617965
 // for the next pass, so every change is counted once. SQLite keeps one row
 // per merchant and status already.
 func (s *Store) CompactRTPCounts(ctx context.Context) (int64, error) {
-	if s.engine != Postgres {
+	if !s.d.appendsCounts() {
 		return 0, nil
 	}
 	var n int64
@@ -308,11 +304,7 @@ func (s *Store) rtpListQueries(f payd.RTPFilter, now time.Time, known bool) (cou
 	w.opt("id = ?", f.RTPID)
 	w.opt("order_id = ?", f.OrderID)
 	w.opt("terminal_id = ?", f.TerminalID)
-	if s.engine == Postgres {
-		w.likeLowered("description_lc", f.Description) // stored lowered (014)
-	} else {
-		w.like(s.engine, "description", f.Description)
-	}
+	s.d.rtpDescriptionLike(&w, f.Description)
 	if f.Amount != nil {
 		w.add("amount = ?", int64(*f.Amount))
 	}
@@ -369,13 +361,10 @@ func (s *Store) rtpListQueries(f payd.RTPFilter, now time.Time, known bool) (cou
 		col = "created_at"
 	}
 	order := orderBy(col, col == "order_id", f.Desc, "created_at", "id")
-	if s.engine == Postgres && f.Description != "" && f.Count > 0 && col != "order_id" && !known {
+	if s.d.countsInPage() && f.Description != "" && f.Count > 0 && col != "order_id" && !known {
 		// A substring search rechecks every candidate row of the merchant
-		// whatever the page: on PostgreSQL the page counts the matches in
-		// that same scan (a window count) instead of a second one (4.3 ms
-		// instead of 7.6 for 10,000 RTPs, BenchmarkRTPList). On SQLite the
-		// window's sort of every match costs more than the second read of
-		// the index (6.1 ms against 5.2), so it counts apart.
+		// whatever the page: the page counts the matches in that same scan
+		// (dialect.countsInPage).
 		return countQ, countArgs, "WITH p AS (SELECT id AS pid, COUNT(*) OVER () AS total FROM " + s.rtpsFor(f) + w.sql() + order +
 			s.limit(f.Count, f.Offset) + ") SELECT " + rtpCols + ", total FROM p JOIN rtps ON id = pid" + order, w.args, true
 	}
@@ -395,11 +384,10 @@ func (s *Store) rtpListQueries(f payd.RTPFilter, now time.Time, known bool) (cou
 // sort.
 func (s *Store) rtpsFor(f payd.RTPFilter) string {
 	switch {
-	case s.engine != SQLite:
 	case f.Description != "":
-		return "rtps INDEXED BY rtps_merchant_description"
+		return s.d.indexedBy("rtps", "rtps_merchant_description")
 	case (f.ExpiresFrom != nil || f.ExpiresTo != nil) && f.SortBy != "status":
-		return "rtps INDEXED BY rtps_merchant_expires"
+		return s.d.indexedBy("rtps", "rtps_merchant_expires")
 	}
 	return "rtps"
 }
@@ -529,7 +517,7 @@ func (s *Store) listRTPs(ctx context.Context, f payd.RTPFilter, now time.Time) (
 	}
 	countQ, countArgs, listQ, listArgs, counted := s.rtpListQueries(f, now, false)
 	if f.Description != "" {
-		countArgs, listArgs = s.planned(countArgs), s.planned(listArgs)
+		countArgs, listArgs = s.d.planned(countArgs), s.d.planned(listArgs)
 	}
 	if counted {
 		return s.countedRTPs(ctx, countQ, countArgs, listQ, listArgs, f.Offset, now)
@@ -609,11 +597,11 @@ func (s *Store) descriptionWalk(f payd.RTPFilter) *walk {
 	if col == "" {
 		col = "created_at"
 	}
-	if s.engine != SQLite || f.Description == "" || others || f.Count <= 0 || f.SortBy == "status" || col == "order_id" {
+	if !s.d.walksDescriptions() || f.Description == "" || others || f.Count <= 0 || f.SortBy == "status" || col == "order_id" {
 		return nil
 	}
 	var w where
-	w.like(s.engine, "description", f.Description)
+	w.like(s.d, "description", f.Description)
 	order := orderBy(col, false, f.Desc, "created_at", "id")
 	return &walk{
 		countQ: "SELECT COUNT(*), TOTAL(" + w.conds[0] + ") FROM rtps INDEXED BY rtps_merchant_description WHERE merchant_id = ?",
@@ -659,7 +647,7 @@ func (s *Store) walkPage(ctx context.Context, f payd.RTPFilter, q *walk, rows, t
 	walkEnded("walked")
 	// One statement text whatever the page's size, so the walk's reads
 	// stay among the prepared statements.
-	in, list, err := s.idsIn(ids)
+	in, list, err := s.d.idsIn(ids)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -699,7 +687,7 @@ func (s *Store) walkIDs(ctx context.Context, q *walk, reach, offset, want int) (
 func (s *Store) pagedRTPs(ctx context.Context, f payd.RTPFilter, total int, now time.Time) ([]*payd.RTP, int, error) {
 	_, _, listQ, listArgs, _ := s.rtpListQueries(f, now, true)
 	if f.Description != "" {
-		listArgs = s.planned(listArgs)
+		listArgs = s.d.planned(listArgs)
 	}
 	out, err := s.rtpsByID(ctx, listQ, listArgs, now)
 	return out, total, err

@@ -96,14 +96,21 @@ func (c *rtpCache) get(id string) (*payd.RTP, bool) {
 }
 
 // generation is read before a read of the table; put installs what the
-// read found only if nothing was settled or dropped since.
+// read found only if nothing was settled or dropped since. A nil cache
+// (PostgreSQL) keeps nothing.
 func (c *rtpCache) generation() uint64 {
+	if c == nil {
+		return 0
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.gen
 }
 
 func (c *rtpCache) put(r *payd.RTP, gen uint64) {
+	if c == nil {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.gen != gen || c.closed {
@@ -145,7 +152,12 @@ func (c *rtpCache) mark(id string) {
 // before its commit: the marks up to it are its own transaction's or those
 // of writes that ended before the transaction began (the writer is one
 // connection).
-func (c *rtpCache) marked() uint64 { return c.seq.Load() }
+func (c *rtpCache) marked() uint64 {
+	if c == nil {
+		return 0
+	}
+	return c.seq.Load()
+}
 
 // settle clears the marks up to upto, once the transaction that made them
 // has ended: their records may be cached again from reads that start from
@@ -153,6 +165,9 @@ func (c *rtpCache) marked() uint64 { return c.seq.Load() }
 // refused them while marked. The generation moves, so that a read that
 // started before the commit does not install what it found.
 func (c *rtpCache) settle(upto uint64) {
+	if c == nil {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.dirty) == 0 {

@@ -143,7 +143,7 @@ func checkDescriptionCounts(t *testing.T, s *Store) {
 		}
 		// The word of a few of the newest: a walk from the oldest finds
 		// them late, past what the count led it to expect.
-		if _, err := s.w.Exec(s.rebind("UPDATE rtps SET description = 'Rare Lamp-Oil' WHERE id IN (SELECT id FROM rtps WHERE merchant_id = 'm1' ORDER BY created_at DESC, id LIMIT 6)")); err != nil {
+		if _, err := s.w.Exec(s.d.rebind("UPDATE rtps SET description = 'Rare Lamp-Oil' WHERE id IN (SELECT id FROM rtps WHERE merchant_id = 'm1' ORDER BY created_at DESC, id LIMIT 6)")); err != nil {
 			t.Fatal(err)
 		}
 	}

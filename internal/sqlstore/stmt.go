@@ -29,7 +29,7 @@ const maxStmts = 512
 // get returns the prepared statement for q on db, preparing it once, or
 // nil when q should run unprepared.
 func (c *stmtCache) get(ctx context.Context, s *Store, db *sql.DB, q string) *sql.Stmt {
-	if s.engine != SQLite {
+	if s.engine != SQLite || s.plain {
 		return nil
 	}
 	k := stmtKey{db, q}

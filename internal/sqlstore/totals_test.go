@@ -20,7 +20,7 @@ import (
 // has one more, created by this instance or another; every total equals
 // the matches actually listed, on both engines.
 func TestSearchTotalsFollowNewRTPs(t *testing.T) {
-	storetest.Engines(t, func(t *testing.T, a *sqlstore.Store, u string) {
+	storetest.FastEngines(t, func(t *testing.T, a *sqlstore.Store, u string) {
 		b, err := sqlstore.Open(u) // another instance on the same database
 		if err != nil {
 			t.Fatal(err)
@@ -127,7 +127,7 @@ func TestSearchTotalsFollowNewRTPs(t *testing.T) {
 // client goes away meanwhile gets its context's error without stopping
 // the others' reading. A search for another page reads for itself.
 func TestIdenticalSearchesShareOneReading(t *testing.T) {
-	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
+	storetest.FastEngines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
 		now := storetest.Epoch
 		m, _ := newMerchant(t, s, 100)
 		for i, d := range []string{"Coffee beans", "Tea", "coffee cup", "Iced COFFEE"} {

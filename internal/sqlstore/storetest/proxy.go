@@ -30,7 +30,7 @@ func PostgresBehindProxy(t testing.TB) (*sqlstore.Store, *Proxy) {
 	t.Helper()
 	_, direct := Postgres(t)
 	u, p := NewProxy(t, direct)
-	return open(t, u), p
+	return open(t, u, sqlstore.Options{}), p
 }
 
 // NewProxy starts a Proxy in front of the database of the PostgreSQL URL

@@ -23,31 +23,71 @@ import (
 // Epoch is a fixed instant tests start their clocks at.
 var Epoch = time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 
-// Engines runs f once per available engine, as a subtest named after it.
+// Engines runs f once per available engine, fast and plain, as subtests
+// named after them ("sqlite", "sqlite-plain", "postgres",
+// "postgres-plain"). The plain store (sqlstore.Options.Plain) runs without
+// the machinery, so a behaviour some machinery changes fails on one of the
+// two.
 func Engines(t *testing.T, f func(t *testing.T, s *sqlstore.Store, url string)) {
 	t.Helper()
-	t.Run("sqlite", func(t *testing.T) {
-		s, u := SQLite(t)
-		f(t, s, u)
-	})
-	if os.Getenv("PAYD_TEST_POSTGRES_URL") != "" {
-		t.Run("postgres", func(t *testing.T) {
-			s, u := Postgres(t)
+	engines(t, true, f)
+}
+
+// FastEngines is Engines without the plain stores, for the tests of the
+// machinery itself.
+func FastEngines(t *testing.T, f func(t *testing.T, s *sqlstore.Store, url string)) {
+	t.Helper()
+	engines(t, false, f)
+}
+
+// Databases runs f once per available database, on the fast store's
+// migrated database: for the tests that start payd itself on the URL,
+// which runs the fast store.
+func Databases(t *testing.T, f func(t *testing.T, s *sqlstore.Store, url string)) {
+	t.Helper()
+	engines(t, false, f)
+}
+
+func engines(t *testing.T, plain bool, f func(t *testing.T, s *sqlstore.Store, url string)) {
+	t.Helper()
+	run := func(name string, open func(testing.TB, sqlstore.Options) (*sqlstore.Store, string), o sqlstore.Options) {
+		t.Run(name, func(t *testing.T) {
+			s, u := open(t, o)
 			f(t, s, u)
 		})
+	}
+	run("sqlite", sqliteWith, sqlstore.Options{})
+	if plain {
+		run("sqlite-plain", sqliteWith, sqlstore.Options{Plain: true})
+	}
+	if os.Getenv("PAYD_TEST_POSTGRES_URL") != "" {
+		run("postgres", postgresWith, sqlstore.Options{})
+		if plain {
+			run("postgres-plain", postgresWith, sqlstore.Options{Plain: true})
+		}
 	}
 }
 
 // SQLite opens a migrated store on a new file in t's temporary directory.
 func SQLite(t testing.TB) (*sqlstore.Store, string) {
 	t.Helper()
+	return sqliteWith(t, sqlstore.Options{})
+}
+
+func sqliteWith(t testing.TB, o sqlstore.Options) (*sqlstore.Store, string) {
+	t.Helper()
 	u := "sqlite:" + filepath.Join(t.TempDir(), "payd.db")
-	return open(t, u), u
+	return open(t, u, o), u
 }
 
 // Postgres opens a migrated store in a new schema of the database named by
 // PAYD_TEST_POSTGRES_URL, or skips when it is unset (fails under CI).
 func Postgres(t testing.TB) (*sqlstore.Store, string) {
+	t.Helper()
+	return postgresWith(t, sqlstore.Options{})
+}
+
+func postgresWith(t testing.TB, o sqlstore.Options) (*sqlstore.Store, string) {
 	t.Helper()
 	base := os.Getenv("PAYD_TEST_POSTGRES_URL")
 	if base == "" {
@@ -78,7 +118,7 @@ func Postgres(t testing.TB) (*sqlstore.Store, string) {
 	q.Set("search_path", schema)
 	pu.RawQuery = q.Encode()
 	u := pu.String()
-	return open(t, u), u
+	return open(t, u, o), u
 }
 
 // SecretKey is the operator key of test stores (PAYD_SECRET_KEY).
@@ -87,9 +127,9 @@ var SecretKey = []byte("payd-test-secret-key-32-bytes-ok")
 // SecretKeyB64 is SecretKey as PAYD_SECRET_KEY.
 var SecretKeyB64 = base64.StdEncoding.EncodeToString(SecretKey)
 
-func open(t testing.TB, u string) *sqlstore.Store {
+func open(t testing.TB, u string, o sqlstore.Options) *sqlstore.Store {
 	t.Helper()
-	s, err := sqlstore.Open(u)
+	s, err := sqlstore.OpenWith(u, o)
 	if err != nil {
 		t.Fatal(err)
 	}
