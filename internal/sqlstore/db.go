@@ -107,6 +107,13 @@ type Store struct {
 	// pipelined: transactions run pipelined on pgx's connection
 	// (pgtx.go, PostgreSQL).
 	pipelined bool
+	// oneWriter, the plain store on SQLite: write transactions run one at
+	// a time, each to the end of what follows its commit or rollback (a
+	// reference block's undo, payment.go), as the group committer runs
+	// them; the writer connection alone would let the next one begin in
+	// between.
+	oneWriter bool
+	writeMu   sync.Mutex
 }
 
 // Options are how a store runs.
@@ -215,7 +222,7 @@ func openPlainSQLite(path, pragmas string) (*Store, error) {
 		return nil, fmt.Errorf("open sqlite: %w", err)
 	}
 	r.SetMaxOpenConns(8)
-	return &Store{engine: SQLite, d: sqliteDialect{}, w: w, r: r, closed: make(chan struct{}), plain: true,
+	return &Store{engine: SQLite, d: sqliteDialect{}, w: w, r: r, closed: make(chan struct{}), plain: true, oneWriter: true,
 		auth: &authCache{entries: map[string]authEntry{}, maxAge: authMaxAge}}, nil
 }
 
@@ -421,6 +428,10 @@ func (s *Store) exec1(ctx context.Context, q string, args ...any) (sql.Result, e
 func (s *Store) soloTx(ctx context.Context, f func(*tx) error) error {
 	if s.pipelined {
 		return s.pgTxRun(ctx, f)
+	}
+	if s.oneWriter {
+		s.writeMu.Lock()
+		defer s.writeMu.Unlock()
 	}
 	sqlTx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
