@@ -303,8 +303,9 @@ func (s *Store) Ping(ctx context.Context) error {
 	})
 }
 
-// tx is a transaction whose queries are rebound for the engine: on SQLite
-// a database/sql transaction, on PostgreSQL a pipelined one (pgtx.go).
+// tx is a transaction whose queries are rebound for the engine: a
+// database/sql transaction (SQLite, and the plain store on either engine),
+// or a pipelined one on PostgreSQL (pgtx.go).
 type tx struct {
 	s      *Store
 	tx     *sql.Tx // SQLite
