@@ -256,6 +256,11 @@ func (e *env) validate(req *http.Request, reqBody []byte, r *resp) {
 	if err := openapi3filter.ValidateResponse(context.Background(), in); err != nil {
 		e.t.Errorf("%s %s → %d does not match api/openapi.yaml: %v\nbody: %s", req.Method, req.URL.Path, r.status, err, r.body)
 	}
+	if r.status == http.StatusOK && req.Method == http.MethodGet && route.Path == "/v2/callbacks/{id}" {
+		if err := callbackBodyError(r.str("result.event"), []byte(r.str("result.body"))); err != nil {
+			e.t.Errorf("callback %s: %v", req.URL.Path, err)
+		}
+	}
 	if r.status == http.StatusOK && req.Method == http.MethodPost && len(bytes.TrimSpace(reqBody)) > 0 {
 		vreq := req.Clone(context.Background())
 		vreq.Body = io.NopCloser(bytes.NewReader(reqBody))
