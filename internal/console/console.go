@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"payd"
+	"payd/internal/i18n"
 	"payd/internal/sqlstore"
 	"payd/internal/web"
 )
@@ -62,7 +63,7 @@ func New(cfg Config, api http.Handler, store *sqlstore.Store, clock payd.Clock, 
 	}
 	c := &Console{cfg: cfg, api: api, store: store, clock: clock, log: log, mux: http.NewServeMux()}
 	c.tmpl = map[string]*template.Template{}
-	for _, lang := range languages {
+	for _, lang := range i18n.Languages {
 		c.tmpl[lang] = template.Must(template.New("").Funcs(funcs(lang)).ParseFS(templateFS, "templates/*.html"))
 	}
 	m := c.mux
@@ -411,7 +412,7 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, nam
 			active = ""
 		}
 	}
-	pg := page{Sandbox: c.cfg.Sandbox, Data: data, Active: active, Path: r.URL.RequestURI(), Lang: c.langOf(w, r), Langs: languages,
+	pg := page{Sandbox: c.cfg.Sandbox, Data: data, Active: active, Path: r.URL.RequestURI(), Lang: c.langOf(w, r), Langs: i18n.Languages,
 		Query: r.URL.Query().Get("q")}
 	if s != nil {
 		pg.S, pg.CSRF, pg.Now, pg.Flash = s, s.csrf, s.m.Now(c.clock.Now()), c.takeFlash(w, r)

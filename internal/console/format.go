@@ -25,34 +25,20 @@ const langCookie = "payd_console_lang"
 // language is the console's language for a request: ?lang= (kept in a
 // cookie), else the cookie, else the browser's Accept-Language, else en.
 func language(w http.ResponseWriter, r *http.Request, cookie func(name, value string, maxAge int) *http.Cookie) string {
-	if l := r.URL.Query().Get("lang"); texts[l] != nil {
-		if w != nil {
-			http.SetCookie(w, cookie(langCookie, l, 365*24*3600))
-		}
-		return l
+	saved := ""
+	if ck, err := r.Cookie(langCookie); err == nil {
+		saved = ck.Value
 	}
-	if ck, err := r.Cookie(langCookie); err == nil && texts[ck.Value] != nil {
-		return ck.Value
+	asked := r.URL.Query().Get("lang")
+	l := catalog.Pick(r, asked, saved)
+	if w != nil && asked != "" && l == strings.ToLower(asked) {
+		http.SetCookie(w, cookie(langCookie, l, 365*24*3600))
 	}
-	for _, part := range strings.Split(r.Header.Get("Accept-Language"), ",") {
-		tag, _, _ := strings.Cut(strings.TrimSpace(part), ";")
-		if base, _, _ := strings.Cut(strings.ToLower(tag), "-"); texts[base] != nil {
-			return base
-		}
-	}
-	return "en"
+	return l
 }
 
 // tr is a text in lang, falling back to English, then to the key.
-func tr(lang, key string) string {
-	if s, ok := texts[lang][key]; ok {
-		return s
-	}
-	if s, ok := texts["en"][key]; ok {
-		return s
-	}
-	return key
-}
+func tr(lang, key string) string { return catalog.T(lang, key) }
 
 // money writes an amount as its language does: 1 249,90 MDL (ro, ru) or
 // MDL 1,249.90 (en).
@@ -147,7 +133,7 @@ func shortID(id string) template.HTML {
 // the kind's own ("st.qr.Active") when it has them.
 func statusLabel(lang, kind, st string) string {
 	if kind != "" {
-		if l, ok := texts[lang]["st."+kind+"."+st]; ok {
+		if l, ok := catalog.Lookup(lang, "st."+kind+"."+st); ok {
 			return l
 		}
 	}

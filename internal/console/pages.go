@@ -652,7 +652,7 @@ type input struct{ Name, Label, Value string }
 
 // actions are the forms an object offers in its state.
 func (c *Console) actions(lang, kindName string, obj any) []action {
-	text := texts[lang]
+	text := catalog.Texts(lang)
 	status := str(field(obj, "status"))
 	var out []action
 	switch kindName {

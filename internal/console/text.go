@@ -1,11 +1,13 @@
 package console
 
-// languages are the console's languages, in the order the switcher shows
-// them (as the payer pages).
-var languages = []string{"ro", "ru", "en"}
+import "payd/internal/i18n"
 
-// texts hold every string the console shows, by language. A key missing
-// in ro or ru falls back to en (TestConsoleTextsComplete keeps them whole).
+// catalog holds the console's texts; a page with no language chosen, and
+// a text a language lacks, are English (TestConsoleTextsComplete keeps ro
+// and ru whole).
+var catalog = i18n.New("en", texts)
+
+// texts hold every string the console shows, by language.
 var texts = map[string]map[string]string{
 	"en": {
 		// The new clock controls, filter labels, and words of a status that

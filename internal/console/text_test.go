@@ -10,21 +10,12 @@ import (
 // TestConsoleTextsComplete: every text the console shows exists in each
 // language, and every state a list can show has a label.
 func TestConsoleTextsComplete(t *testing.T) {
-	for _, lang := range languages {
-		for key := range texts["en"] {
-			if texts[lang][key] == "" {
-				t.Errorf("%s lacks %q", lang, key)
-			}
-		}
-		for key := range texts[lang] {
-			if _, ok := texts["en"][key]; !ok {
-				t.Errorf("%s has %q, which en does not", lang, key)
-			}
-		}
+	for _, gap := range catalog.Gaps() {
+		t.Error(gap)
 	}
 	for _, k := range kinds {
 		for _, st := range legend(k) {
-			if _, ok := texts["en"]["st."+st]; !ok {
+			if !catalog.Has("st." + st) {
 				t.Errorf("state %s of %s has no label", st, k.name)
 			}
 			if badges[st] == "" {
@@ -39,13 +30,13 @@ func TestConsoleTextsComplete(t *testing.T) {
 // which sum does not hold) a label.
 func TestReconTextsComplete(t *testing.T) {
 	for _, o := range payd.ReconOutcomes {
-		if _, ok := texts["en"]["st."+o]; !ok || badges[o] == "" {
+		if ok := catalog.Has("st." + o); !ok || badges[o] == "" {
 			t.Errorf("outcome %s: label %v, badge %q", o, ok, badges[o])
 		}
 	}
 	for _, c := range []string{payd.ClassFee, payd.ClassCommission, payd.ClassInterest, payd.ClassOwnTransfer, payd.ClassOtherCurrency,
 		payd.ClassUnknownAccount, payd.ClassOther, payd.SumBalance, payd.SumBatch, payd.SumSummary} {
-		if _, ok := texts["en"]["cls."+c]; !ok {
+		if !catalog.Has("cls." + c) {
 			t.Errorf("class %s has no label", c)
 		}
 	}

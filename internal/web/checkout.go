@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"payd"
+	"payd/internal/i18n"
 	"payd/internal/sqlstore"
 )
 
@@ -49,10 +50,7 @@ func (p *Pages) loadCheckout(w http.ResponseWriter, r *http.Request) (string, bo
 
 // checkoutLang is the checkout's language unless ?lang switches it.
 func checkoutLang(r *http.Request, c *payd.Checkout) string {
-	if l := strings.ToLower(r.URL.Query().Get("lang")); messages[l] != nil {
-		return l
-	}
-	return c.Language
+	return catalog.Pick(r, r.URL.Query().Get("lang"), c.Language)
 }
 
 // returnURL is where the browser goes after Completed or Failed: the
@@ -110,7 +108,7 @@ func (p *Pages) renderCheckout(w http.ResponseWriter, r *http.Request, status in
 	}
 	live := !c.Status.Terminal()
 	v := checkoutView{
-		C: c, Merchant: m.Name, Status: messages[lang]["checkout."+string(c.Status)], OffersQR: m.Active && c.OffersQR(), OffersCard: m.Active && p.offersCard(c), CardPage: p.gateway != nil,
+		C: c, Merchant: m.Name, Status: catalog.T(lang, "checkout."+string(c.Status)), OffersQR: m.Active && c.OffersQR(), OffersCard: m.Active && p.offersCard(c), CardPage: p.gateway != nil,
 		ShowQR: live && m.Active && c.Method == payd.MethodMiaQr, ShowCard: live && m.Active && c.Method == payd.MethodCard, Card: card,
 	}
 	if v.ShowCard && v.CardPage && r.URL.Query().Get("card") == "pending" {
@@ -120,7 +118,7 @@ func (p *Pages) renderCheckout(w http.ResponseWriter, r *http.Request, status in
 	if v.Card == nil {
 		v.Card = map[string]string{}
 	}
-	pg := page{Lang: lang, T: messages[lang], Langs: languages, CSRF: p.csrfToken(w, r), Sandbox: p.cfg.Sandbox, Error: errMsg, Data: v}
+	pg := page{Lang: lang, T: catalog.Texts(lang), Langs: i18n.Languages, CSRF: p.csrfToken(w, r), Sandbox: p.cfg.Sandbox, Error: errMsg, Data: v}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	if err := p.tmpl.ExecuteTemplate(w, "checkout.html", pg); err != nil {
@@ -148,7 +146,7 @@ func (p *Pages) checkoutMethod(w http.ResponseWriter, r *http.Request) {
 }
 
 func langQuery(r *http.Request) string {
-	if l := r.URL.Query().Get("lang"); messages[l] != nil {
+	if l := r.URL.Query().Get("lang"); catalog.Speaks(l) {
 		return "?lang=" + l
 	}
 	return ""
@@ -167,9 +165,9 @@ func (p *Pages) checkoutError(w http.ResponseWriter, r *http.Request, id string,
 	case errors.Is(err, payd.ErrNotFound):
 		p.notFound(w, r)
 	case errors.As(err, &pe) && pe.Code == payd.CodeCheckoutFormat:
-		p.renderCheckout(w, r, http.StatusBadRequest, c, messages[lang]["form.invalid"], nil)
+		p.renderCheckout(w, r, http.StatusBadRequest, c, catalog.T(lang, "form.invalid"), nil)
 	case errors.As(err, &pe), errors.Is(err, payd.ErrConflict):
-		p.renderCheckout(w, r, http.StatusConflict, c, messages[lang]["checkout.conflict"], nil)
+		p.renderCheckout(w, r, http.StatusConflict, c, catalog.T(lang, "checkout.conflict"), nil)
 	default:
 		p.failed(w, "checkout", err)
 	}
@@ -198,7 +196,7 @@ func (p *Pages) checkoutCard(w http.ResponseWriter, r *http.Request) {
 	}
 	if bad := card.Check(); bad != "" || payd.TextLen(card.Holder) > payd.MaxPayerName {
 		// Show the form again with what the payer typed, except the card number and CVV.
-		p.renderCheckout(w, r, http.StatusBadRequest, c, messages[checkoutLang(r, c)]["checkout.badCard"],
+		p.renderCheckout(w, r, http.StatusBadRequest, c, catalog.T(checkoutLang(r, c), "checkout.badCard"),
 			map[string]string{"expiry": card.Expiry, "cardHolder": card.Holder})
 		return
 	}
@@ -238,7 +236,7 @@ func (p *Pages) cardCheckout(w http.ResponseWriter, r *http.Request) (*payd.Chec
 		return nil, time.Time{}, false
 	}
 	if c.Status != payd.CheckoutMethodSelected || c.Method != payd.MethodCard {
-		p.renderCheckout(w, r, http.StatusConflict, c, messages[checkoutLang(r, c)]["checkout.conflict"], nil)
+		p.renderCheckout(w, r, http.StatusConflict, c, catalog.T(checkoutLang(r, c), "checkout.conflict"), nil)
 		return nil, time.Time{}, false
 	}
 	return c, now, true
@@ -266,7 +264,7 @@ func (p *Pages) checkoutCardPage(w http.ResponseWriter, r *http.Request) {
 	id := c.ID
 	unavailable := func(err error) {
 		p.log.Warn("card payment could not be started", "checkout_id", id, "err", err)
-		p.renderCheckout(w, r, http.StatusServiceUnavailable, c, messages[checkoutLang(r, c)]["checkout.cardUnavailable"], nil)
+		p.renderCheckout(w, r, http.StatusServiceUnavailable, c, catalog.T(checkoutLang(r, c), "checkout.cardUnavailable"), nil)
 	}
 	// Another request may be creating it: wait for its page a little.
 	var claim sqlstore.CardClaim

@@ -1,7 +1,10 @@
 package web
 
-// languages are the page languages, in the order the switcher shows them.
-var languages = []string{"ro", "ru", "en"}
+import "payd/internal/i18n"
+
+// catalog holds the payer pages' texts; a page with no language chosen,
+// and a text a language lacks, are Romanian.
+var catalog = i18n.New("ro", messages)
 
 // messages are the pages' texts by language.
 var messages = map[string]map[string]string{

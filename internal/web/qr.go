@@ -173,7 +173,7 @@ func (p *Pages) renderQR(w http.ResponseWriter, r *http.Request, status int, q *
 		}
 	}
 	p.render(w, r, status, "qr.html", lang, qrView{
-		QR: q, Merchant: m.Name, Status: messages[lang]["qr."+string(q.Status)],
+		QR: q, Merchant: m.Name, Status: catalog.T(lang, "qr."+string(q.Status)),
 		CanPay: p.payer != nil && m.Active && q.Payable() && paid == nil, Form: form, Payment: paid,
 		Scannable: q.Status != payd.QRPaid && q.Status != payd.QRCancelled,
 	}, errMsg)
@@ -208,7 +208,7 @@ func (p *Pages) qrPay(w http.ResponseWriter, r *http.Request) {
 		in.Amount = &a
 	}
 	if err := in.Validate(); err != nil {
-		p.renderQR(w, r, http.StatusBadRequest, q, messages[lang]["form.invalid"]+" "+err.Error(), nil)
+		p.renderQR(w, r, http.StatusBadRequest, q, catalog.T(lang, "form.invalid")+" "+err.Error(), nil)
 		return
 	}
 	q2, pay, err := p.payer.PayQR(r.Context(), q.MerchantID, in, now)
@@ -217,9 +217,9 @@ func (p *Pages) qrPay(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case errors.As(err, &pe) && pe.Code == payd.CodeQRState, errors.Is(err, payd.ErrConflict):
 			q, _ = p.store.QR(r.Context(), "", id, now)
-			p.renderQR(w, r, http.StatusConflict, q, messages[lang]["qr.notPayable"], nil)
+			p.renderQR(w, r, http.StatusConflict, q, catalog.T(lang, "qr.notPayable"), nil)
 		case errors.As(err, &pe):
-			p.renderQR(w, r, http.StatusBadRequest, q, messages[lang]["form.invalid"]+" "+pe.Message, nil)
+			p.renderQR(w, r, http.StatusBadRequest, q, catalog.T(lang, "form.invalid")+" "+pe.Message, nil)
 		default:
 			p.failed(w, "qr pay", err)
 		}

@@ -47,7 +47,7 @@ func (p *Pages) rtpPage(w http.ResponseWriter, r *http.Request) {
 	}
 	lang := language(r)
 	p.render(w, r, http.StatusOK, "rtp.html", lang, rtpView{
-		RTP: rt, Merchant: m.Name, Status: messages[lang]["status."+string(rt.Status)],
+		RTP: rt, Merchant: m.Name, Status: catalog.T(lang, "status."+string(rt.Status)),
 		CanAct: p.payer != nil && m.Active && rt.Status == payd.RTPActive,
 	}, "")
 }
@@ -83,7 +83,7 @@ func (p *Pages) rtpDecide(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			p.render(w, r, http.StatusConflict, "rtp.html", lang, rtpView{RTP: rt, Merchant: m.Name,
-				Status: messages[lang]["status."+string(rt.Status)]}, messages[lang]["rtp.conflict"])
+				Status: catalog.T(lang, "status."+string(rt.Status))}, catalog.T(lang, "rtp.conflict"))
 			return
 		}
 		p.failed(w, "rtp decision", err)
@@ -98,5 +98,5 @@ func (p *Pages) rtpDecide(w http.ResponseWriter, r *http.Request) {
 		done = "accepted"
 	}
 	p.render(w, r, http.StatusOK, "rtp.html", lang, rtpView{RTP: rt, Merchant: m.Name,
-		Status: messages[lang]["status."+string(rt.Status)], Done: done}, "")
+		Status: catalog.T(lang, "status."+string(rt.Status)), Done: done}, "")
 }

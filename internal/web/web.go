@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"payd"
+	"payd/internal/i18n"
 	"payd/internal/rails/sandbox"
 	"payd/internal/sqlstore"
 )
@@ -173,7 +174,7 @@ type page struct {
 }
 
 func (p *Pages) render(w http.ResponseWriter, r *http.Request, status int, name, lang string, data any, errMsg string) {
-	pg := page{Lang: lang, T: messages[lang], Langs: languages, CSRF: p.csrfToken(w, r), Sandbox: p.cfg.Sandbox, Error: errMsg, Data: data}
+	pg := page{Lang: lang, T: catalog.Texts(lang), Langs: i18n.Languages, CSRF: p.csrfToken(w, r), Sandbox: p.cfg.Sandbox, Error: errMsg, Data: data}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	if err := p.tmpl.ExecuteTemplate(w, name, pg); err != nil {
@@ -182,18 +183,7 @@ func (p *Pages) render(w http.ResponseWriter, r *http.Request, status int, name,
 }
 
 // language picks the page language: ?lang, then Accept-Language, then ro.
-func language(r *http.Request) string {
-	if l := strings.ToLower(r.URL.Query().Get("lang")); messages[l] != nil {
-		return l
-	}
-	for _, part := range strings.Split(r.Header.Get("Accept-Language"), ",") {
-		tag := strings.ToLower(strings.TrimSpace(strings.SplitN(part, ";", 2)[0]))
-		if len(tag) >= 2 && messages[tag[:2]] != nil {
-			return tag[:2]
-		}
-	}
-	return "ro"
-}
+func language(r *http.Request) string { return catalog.Pick(r, r.URL.Query().Get("lang")) }
 
 const csrfCookie = "payd_csrf"
 
