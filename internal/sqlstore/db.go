@@ -31,6 +31,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"payd"
+	"payd/internal/sqlstore/sqlite"
 )
 
 // Engine names a database engine.
@@ -93,9 +94,9 @@ type Store struct {
 	// searchFlights: the readings of searches found in no kept total,
 	// shared by identical searches meanwhile (totals.go).
 	searchFlights singleflight.Group
-	// SQLite: the RTP record cache (rtpcache.go), and what stops the
+	// SQLite: the RTP record cache (sqlite/rtpcache.go), and what stops the
 	// writer connection's hook from feeding it.
-	rtpc           *rtpCache
+	rtpc           *sqlite.RTPCache
 	unfollowWrites func()
 	stats          writerStats
 	// SQLite: write transactions queue here for the group committer.
@@ -173,9 +174,9 @@ func OpenWith(url string, o Options) (*Store, error) {
 	if o.Plain {
 		return openPlainSQLite(path, pragmas)
 	}
-	rtpc := newRTPCache()
-	follow, unfollow := followWrites(rtpc)
-	w, err := sql.Open("sqlite", SQLiteDSN(path, pragmas+"&_pragma=wal_autocheckpoint("+strconv.Itoa(walBackstop)+")&_txlock=immediate&"+follow))
+	rtpc := sqlite.NewRTPCache()
+	follow, unfollow := sqlite.FollowWrites(rtpc)
+	w, err := sql.Open("sqlite", SQLiteDSN(path, pragmas+"&_pragma=wal_autocheckpoint("+strconv.Itoa(sqlite.WALBackstop)+")&_txlock=immediate&"+follow))
 	if err != nil {
 		unfollow()
 		return nil, fmt.Errorf("open sqlite: %w", err)
@@ -203,7 +204,7 @@ func OpenWith(url string, o Options) (*Store, error) {
 		auth: &authCache{entries: map[string]authEntry{}, maxAge: authMaxAge}, rtpc: rtpc, unfollowWrites: unfollow}
 	s.wg.Add(2)
 	go s.groupCommitter()
-	go s.checkpointer(ck)
+	go func() { defer s.wg.Done(); sqlite.Checkpoint(ck, s.closed) }()
 	return s, nil
 }
 
@@ -254,7 +255,7 @@ func (s *Store) Close() error {
 	}
 	if s.unfollowWrites != nil {
 		s.unfollowWrites()
-		s.rtpc.close()
+		s.rtpc.Close()
 	}
 	return err
 }

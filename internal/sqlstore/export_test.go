@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"payd"
+	"payd/internal/sqlstore/sqlite"
 )
 
 // CoalescedStatements is how many statements have served RTP reads by id
@@ -119,8 +120,8 @@ func OnSearchRead(f func()) (stop func()) {
 }
 
 // RTPCacheMaxAge is how late a change made through another connection may
-// be seen (rtpcache.go).
-const RTPCacheMaxAge = rtpMaxAge
+// be seen (sqlite/rtpcache.go).
+const RTPCacheMaxAge = sqlite.RTPMaxAge
 
 // SetListenURL makes ListenAuth connect to u (a proxy a test can hang).
 func (s *Store) SetListenURL(u string) { s.listenURL = u }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"payd/internal/batch"
+	"payd/internal/sqlstore/sqlite"
 )
 
 // Group commit, for SQLite.
@@ -50,7 +51,7 @@ func (s *Store) groupTx(ctx context.Context, f func(*tx) error) error {
 // what the RTP cache needs to know of other connections' commits.
 func (s *Store) groupCommitter() {
 	defer s.wg.Done()
-	poll := time.NewTicker(rtpPoll)
+	poll := time.NewTicker(sqlite.RTPPoll)
 	defer poll.Stop()
 	s.pollRTPs()
 	for {
@@ -132,15 +133,15 @@ func (s *Store) runBatch(batch []writeJob) {
 }
 
 // commit commits a SQLite write transaction and then settles the RTPs it
-// changed in the cache (rtpcache.go). The marks to settle are read before
+// changed in the cache (sqlite/rtpcache.go). The marks to settle are read before
 // the commit: once it returns, the connection is free for other writers,
 // whose marks must wait for their own transaction's end.
 func (s *Store) commit(sqlTx *sql.Tx) error {
-	upto := s.rtpc.marked()
+	upto := s.rtpc.Marked()
 	start := time.Now()
 	err := sqlTx.Commit()
 	s.stats.committing.Add(int64(time.Since(start)))
-	s.rtpc.settle(upto)
+	s.rtpc.Settle(upto)
 	switch {
 	case err == nil:
 		s.writesRefused.Store(false)
@@ -163,7 +164,7 @@ type writerStats struct {
 type WriterStats struct {
 	Batches, UseCases int64
 	Busy, Committing  time.Duration
-	RTPCacheHits      int64 // RTP reads answered from memory (rtpcache.go)
+	RTPCacheHits      int64 // RTP reads answered from memory (sqlite/rtpcache.go)
 }
 
 // WriterStats reports the writer's work; ok is false on PostgreSQL, which
@@ -175,6 +176,17 @@ func (s *Store) WriterStats() (st WriterStats, ok bool) {
 	return WriterStats{
 		Batches: s.stats.batches.Load(), UseCases: s.stats.useCases.Load(),
 		Busy: time.Duration(s.stats.busy.Load()), Committing: time.Duration(s.stats.committing.Load()),
-		RTPCacheHits: s.rtpc.hits.Load(),
+		RTPCacheHits: s.rtpc.Hits(),
 	}, true
+}
+
+// pollRTPs reads data_version on the writer connection for the RTP cache
+// (the group committer calls it between transactions).
+func (s *Store) pollRTPs() {
+	start := time.Now()
+	var v int64
+	if err := s.w.QueryRow("PRAGMA data_version").Scan(&v); err != nil {
+		return // not confirmed: past sqlite.RTPMaxAge the cache is not served
+	}
+	s.rtpc.Confirm(v, start)
 }

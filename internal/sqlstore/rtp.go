@@ -74,13 +74,13 @@ func (s *Store) CreateRTP(ctx context.Context, m *payd.Merchant, r *payd.RTP) er
 // (coalesce.go), unless its request's key claim must be marked, which takes
 // a transaction of its own (idempotency.go). Otherwise it is a transaction
 // (on SQLite shared with others by group commit), and the new record goes
-// into the RTP cache (rtpcache.go, SQLite): a merchant polls an RTP from
+// into the RTP cache (sqlite/rtpcache.go): a merchant polls an RTP from
 // the moment it is created.
 func (s *Store) insertRTP(ctx context.Context, r *payd.RTP, order *payd.RailsOrder) error {
 	if s.inserts.on() && claimOf(ctx) == nil {
 		return s.inserts.insert(ctx, r, order)
 	}
-	gen := s.rtpc.generation()
+	gen := s.rtpc.Generation()
 	err := s.inTx(ctx, func(t *tx) error {
 		if _, err := t.exec(ctx, insertRTP, rtpArgs(r)...); err != nil {
 			return err
@@ -91,7 +91,7 @@ func (s *Store) insertRTP(ctx context.Context, r *payd.RTP, order *payd.RailsOrd
 		return t.insertOrder(ctx, order)
 	})
 	if err == nil {
-		s.rtpc.put(r, gen)
+		s.rtpc.Put(r, gen)
 	}
 	return err
 }
@@ -123,17 +123,17 @@ func (s *Store) storedRTP(ctx context.Context, id string) (*payd.RTP, error) {
 }
 
 // cachedRTP is the stored RTP of id, from the cache while it holds the
-// record (rtpcache.go), else from the table into the cache.
+// record (sqlite/rtpcache.go), else from the table into the cache.
 func (s *Store) cachedRTP(ctx context.Context, id string) (*payd.RTP, error) {
-	if r, ok := s.rtpc.get(id); ok {
+	if r, ok := s.rtpc.Get(id); ok {
 		return r, nil
 	}
-	gen := s.rtpc.generation()
+	gen := s.rtpc.Generation()
 	r, err := scanRTP(s.queryRow(ctx, "SELECT "+rtpCols+" FROM rtps WHERE id = ?", id))
 	if err != nil {
 		return nil, err
 	}
-	s.rtpc.put(r, gen)
+	s.rtpc.Put(r, gen)
 	return r, nil
 }
 

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package sqlstore
+package sqlite
 
 // newArena allocates n bytes on the heap (rtpring.go maps them outside it
 // on Unix).

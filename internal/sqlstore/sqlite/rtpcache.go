@@ -1,4 +1,4 @@
-package sqlstore
+package sqlite
 
 import (
 	"errors"
@@ -9,18 +9,18 @@ import (
 	"sync/atomic"
 	"time"
 
-	"modernc.org/sqlite"
+	driver "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"payd"
 )
 
-// The RTP record cache, on SQLite. A merchant polls GET /v2/rtp/{id} until
+// RTPCache is the RTP record cache, on SQLite. A merchant polls GET /v2/rtp/{id} until
 // the payer decides, and on SQLite that read was a third of payd's CPU: the
 // pure-Go engine spends more on a statement (a read transaction, the WAL
 // index's locks, a B-tree descent, the row's decoding) than PostgreSQL's
 // round trip costs payd. Stored RTP records are therefore kept in memory
-// by id (rtpring.go: the RTPs created and read last), and a read answers
+// by id (ring.go: the RTPs created and read last), and a read answers
 // from there while the record cannot have changed. A new RTP goes in when
 // its insert commits. Expiry is applied as of the request (RTP.Observe),
 // as on a read from the table.
@@ -39,24 +39,24 @@ import (
 //     must not install the old row. Ids not found are not cached.
 //   - Through another connection: another process (or another store on the
 //     same file) that writes the database. The group committer reads
-//     PRAGMA data_version on the writer connection every rtpPoll; it moves
+//     PRAGMA data_version on the writer connection every RTPPoll; it moves
 //     only when another connection has committed, and then the whole cache
 //     is dropped. Records are served only while the last poll that found no
-//     such change started less than rtpMaxAge ago, so a foreign change is
-//     seen within rtpMaxAge, and a stalled committer turns the cache off by
+//     such change started less than RTPMaxAge ago, so a foreign change is
+//     seen within RTPMaxAge, and a stalled committer turns the cache off by
 //     itself. payd's own commands do not write RTPs, and SQLite's shell
 //     cannot (the table's indexes call payd_lower); a second payd serving
 //     the same SQLite file would see the first one's RTP changes that late.
 //
-// PostgreSQL reads every RTP from the database (coalesce.go): several
+// PostgreSQL reads every RTP from the database (sqlstore/coalesce.go): several
 // instances write it, and nothing tells one of another's change in time.
 
 const (
-	rtpPoll   = 10 * time.Millisecond
-	rtpMaxAge = 30 * time.Millisecond
+	RTPPoll   = 10 * time.Millisecond
+	RTPMaxAge = 30 * time.Millisecond
 )
 
-type rtpCache struct {
+type RTPCache struct {
 	// fresh is when the last poll that confirmed the cache started, on
 	// the monotonic clock (mono); 0: never.
 	fresh atomic.Int64
@@ -76,13 +76,13 @@ type rtpCache struct {
 // allDirty marks every record at once, when a change's RTP cannot be told.
 const allDirty = ""
 
-func newRTPCache() *rtpCache {
-	return &rtpCache{dirty: map[string]uint64{}}
+func NewRTPCache() *RTPCache {
+	return &RTPCache{dirty: map[string]uint64{}}
 }
 
-// get returns a copy of the record of id while the cache is fresh.
-func (c *rtpCache) get(id string) (*payd.RTP, bool) {
-	if fresh := c.fresh.Load(); fresh == 0 || mono(time.Now())-fresh > int64(rtpMaxAge) {
+// Get returns a copy of the record of id while the cache is fresh.
+func (c *RTPCache) Get(id string) (*payd.RTP, bool) {
+	if fresh := c.fresh.Load(); fresh == 0 || mono(time.Now())-fresh > int64(RTPMaxAge) {
 		return nil, false
 	}
 	c.mu.Lock()
@@ -95,10 +95,13 @@ func (c *rtpCache) get(id string) (*payd.RTP, bool) {
 	return r, true
 }
 
-// generation is read before a read of the table; put installs what the
+// Hits are the reads answered from the cache so far.
+func (c *RTPCache) Hits() int64 { return c.hits.Load() }
+
+// Generation is read before a read of the table; Put installs what the
 // read found only if nothing was settled or dropped since. A nil cache
 // (PostgreSQL) keeps nothing.
-func (c *rtpCache) generation() uint64 {
+func (c *RTPCache) Generation() uint64 {
 	if c == nil {
 		return 0
 	}
@@ -107,7 +110,7 @@ func (c *rtpCache) generation() uint64 {
 	return c.gen
 }
 
-func (c *rtpCache) put(r *payd.RTP, gen uint64) {
+func (c *RTPCache) Put(r *payd.RTP, gen uint64) {
 	if c == nil {
 		return
 	}
@@ -125,17 +128,17 @@ func (c *rtpCache) put(r *payd.RTP, gen uint64) {
 	c.records.put(r)
 }
 
-// close frees the records' arena; the cache keeps nothing afterwards.
-func (c *rtpCache) close() {
+// Close frees the records' arena; the cache keeps nothing afterwards.
+func (c *RTPCache) Close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closed = true
 	c.records.free()
 }
 
-// mark drops the record of id, about to change in a transaction not yet
-// ended, and keeps it out until settle (allDirty: every record).
-func (c *rtpCache) mark(id string) {
+// Mark drops the record of id, about to change in a transaction not yet
+// ended, and keeps it out until Settle (allDirty: every record).
+func (c *RTPCache) Mark(id string) {
 	n := c.seq.Add(1)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -148,23 +151,23 @@ func (c *rtpCache) mark(id string) {
 	}
 }
 
-// marked is the number of the last mark. The group committer reads it
+// Marked is the number of the last mark. The group committer reads it
 // before its commit: the marks up to it are its own transaction's or those
 // of writes that ended before the transaction began (the writer is one
 // connection).
-func (c *rtpCache) marked() uint64 {
+func (c *RTPCache) Marked() uint64 {
 	if c == nil {
 		return 0
 	}
 	return c.seq.Load()
 }
 
-// settle clears the marks up to upto, once the transaction that made them
+// Settle clears the marks up to upto, once the transaction that made them
 // has ended: their records may be cached again from reads that start from
-// here on. There is nothing to drop: mark dropped the records, and put
+// here on. There is nothing to drop: Mark dropped the records, and Put
 // refused them while marked. The generation moves, so that a read that
 // started before the commit does not install what it found.
-func (c *rtpCache) settle(upto uint64) {
+func (c *RTPCache) Settle(upto uint64) {
 	if c == nil {
 		return
 	}
@@ -181,10 +184,10 @@ func (c *rtpCache) settle(upto uint64) {
 	}
 }
 
-// confirm records a poll of data_version that started at start and read v:
+// Confirm records a poll of data_version that started at start and read v:
 // a moved version (another connection committed) drops every record;
 // either way the records are good as of start.
-func (c *rtpCache) confirm(v int64, start time.Time) {
+func (c *RTPCache) Confirm(v int64, start time.Time) {
 	c.mu.Lock()
 	if !c.polled || v != c.version {
 		c.gen++
@@ -204,7 +207,7 @@ func mono(t time.Time) int64 { return int64(t.Sub(monoBase)) + 1 }
 
 // preUpdate is the writer connection's pre-update hook: it marks each RTP
 // a statement is about to update or delete.
-func (c *rtpCache) preUpdate(d sqlite.SQLitePreUpdateData) {
+func (c *RTPCache) preUpdate(d driver.SQLitePreUpdateData) {
 	if d.TableName != "rtps" || d.Op == sqlite3.SQLITE_INSERT {
 		return
 	}
@@ -214,25 +217,14 @@ func (c *rtpCache) preUpdate(d sqlite.SQLitePreUpdateData) {
 	if err := d.Old(old...); err == nil {
 		switch id := old[0].(type) {
 		case string:
-			c.mark(id)
+			c.Mark(id)
 			return
 		case []byte:
-			c.mark(string(id))
+			c.Mark(string(id))
 			return
 		}
 	}
-	c.mark(allDirty)
-}
-
-// pollRTPs reads data_version on the writer connection (the group
-// committer calls it between transactions).
-func (s *Store) pollRTPs() {
-	start := time.Now()
-	var v int64
-	if err := s.w.QueryRow("PRAGMA data_version").Scan(&v); err != nil {
-		return // not confirmed: past rtpMaxAge the cache is not served
-	}
-	s.rtpc.confirm(v, start)
+	c.Mark(allDirty)
 }
 
 // The writer connections whose writes a cache follows, by the store
@@ -240,22 +232,22 @@ func (s *Store) pollRTPs() {
 // connection the driver opens, installs the pre-update hook on them, on
 // the first connection and on any that replaces it.
 var (
-	writerCaches sync.Map // store number → *rtpCache
+	writerCaches sync.Map // store number → *RTPCache
 	writerSeq    atomic.Int64
 )
 
 const writerParam = "_payd_writer"
 
-// followWrites registers c for the writer connections opened with the DSN
+// FollowWrites registers c for the writer connections opened with the DSN
 // parameter it returns.
-func followWrites(c *rtpCache) (param string, forget func()) {
+func FollowWrites(c *RTPCache) (param string, forget func()) {
 	n := strconv.FormatInt(writerSeq.Add(1), 10)
 	writerCaches.Store(n, c)
 	return writerParam + "=" + n, func() { writerCaches.Delete(n) }
 }
 
 func init() {
-	sqlite.RegisterConnectionHook(func(conn sqlite.ExecQuerierContext, dsn string) error {
+	driver.RegisterConnectionHook(func(conn driver.ExecQuerierContext, dsn string) error {
 		i := strings.IndexByte(dsn, '?')
 		if i < 0 {
 			return nil
@@ -268,11 +260,11 @@ func init() {
 		if !ok {
 			return nil
 		}
-		h, ok := conn.(sqlite.HookRegisterer)
+		h, ok := conn.(driver.HookRegisterer)
 		if !ok {
 			return errors.New("the SQLite driver offers no pre-update hook: the RTP cache could not follow writes")
 		}
-		h.RegisterPreUpdateHook(v.(*rtpCache).preUpdate)
+		h.RegisterPreUpdateHook(v.(*RTPCache).preUpdate)
 		return nil
 	})
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package sqlstore
+package sqlite
 
 import "syscall"
 

@@ -1,4 +1,4 @@
-package sqlstore
+package sqlite
 
 import (
 	"fmt"
@@ -17,35 +17,35 @@ import (
 // of data_version: a record is served only when no change can have
 // overtaken the read that installed it.
 func TestRTPCacheInstallsNothingOverwritten(t *testing.T) {
-	x, y := NewTestID(0xaaa), NewTestID(0xbbb)
+	x, y := testID(0xaaa), testID(0xbbb)
 	old := &payd.RTP{ID: x, Status: payd.RTPActive}
-	served := func(c *rtpCache, id string) bool {
-		_, ok := c.get(id)
+	served := func(c *RTPCache, id string) bool {
+		_, ok := c.Get(id)
 		return ok
 	}
-	fresh := func() *rtpCache {
-		c := newRTPCache()
-		c.confirm(1, time.Now())
+	fresh := func() *RTPCache {
+		c := NewRTPCache()
+		c.Confirm(1, time.Now())
 		return c
 	}
 
 	c := fresh()
-	gen := c.generation()
-	c.put(old, gen)
+	gen := c.Generation()
+	c.Put(old, gen)
 	if !served(c, x) {
 		t.Fatal("a read with no change beside it was not installed")
 	}
-	c.mark(x)
+	c.Mark(x)
 	if served(c, x) {
 		t.Error("a record about to change is still served")
 	}
 
 	// Read before the change, installed after its commit was settled.
 	c = fresh()
-	gen = c.generation()
-	c.mark(x)
-	c.settle(c.marked())
-	c.put(old, gen)
+	gen = c.Generation()
+	c.Mark(x)
+	c.Settle(c.Marked())
+	c.Put(old, gen)
 	if served(c, x) {
 		t.Error("a read that started before a settled change installed the old record")
 	}
@@ -53,25 +53,25 @@ func TestRTPCacheInstallsNothingOverwritten(t *testing.T) {
 	// Read after the mark (the change not yet committed, so the read
 	// finds the old row), installed after the settle.
 	c = fresh()
-	c.mark(x)
-	gen = c.generation()
-	c.settle(c.marked())
-	c.put(old, gen)
+	c.Mark(x)
+	gen = c.Generation()
+	c.Settle(c.Marked())
+	c.Put(old, gen)
 	if served(c, x) {
 		t.Error("a read that started before a change committed installed the old record after the settle")
 	}
 
 	// Read after the mark, installed before the settle.
 	c = fresh()
-	c.mark(x)
-	gen = c.generation()
-	c.put(old, gen)
+	c.Mark(x)
+	gen = c.Generation()
+	c.Put(old, gen)
 	if served(c, x) {
 		t.Error("a record changing in an open transaction was installed")
 	}
-	c.settle(c.marked())
-	gen = c.generation()
-	c.put(old, gen)
+	c.Settle(c.Marked())
+	gen = c.Generation()
+	c.Put(old, gen)
 	if !served(c, x) {
 		t.Error("after the settle a new read was not installed")
 	}
@@ -79,49 +79,49 @@ func TestRTPCacheInstallsNothingOverwritten(t *testing.T) {
 	// A mark made after the committer read its number (another writer's,
 	// once the connection was free) is not settled with it.
 	c = fresh()
-	upto := c.marked()
-	c.mark(y)
-	c.settle(upto)
-	gen = c.generation()
-	c.put(&payd.RTP{ID: y}, gen)
+	upto := c.Marked()
+	c.Mark(y)
+	c.Settle(upto)
+	gen = c.Generation()
+	c.Put(&payd.RTP{ID: y}, gen)
 	if served(c, y) {
 		t.Error("a change of a later transaction was settled early")
 	}
-	c.settle(c.marked())
+	c.Settle(c.Marked())
 
 	// A change whose RTP could not be told keeps every record out.
-	c.mark(allDirty)
-	gen = c.generation()
-	c.put(old, gen)
+	c.Mark(allDirty)
+	gen = c.Generation()
+	c.Put(old, gen)
 	if served(c, x) {
 		t.Error("a record was installed while every record was dirty")
 	}
-	c.settle(c.marked())
+	c.Settle(c.Marked())
 
 	// Another connection's commit (data_version moved) drops everything;
 	// the same version keeps it.
-	gen = c.generation()
-	c.put(old, gen)
-	c.confirm(1, time.Now())
+	gen = c.Generation()
+	c.Put(old, gen)
+	c.Confirm(1, time.Now())
 	if !served(c, x) {
 		t.Error("a poll that found no change dropped the records")
 	}
-	c.confirm(2, time.Now())
+	c.Confirm(2, time.Now())
 	if served(c, x) {
 		t.Error("another connection's commit did not drop the records")
 	}
 
-	// Unconfirmed for longer than rtpMaxAge: nothing is served.
-	gen = c.generation()
-	c.put(old, gen)
-	c.confirm(2, time.Now().Add(-rtpMaxAge-time.Millisecond))
+	// Unconfirmed for longer than RTPMaxAge: nothing is served.
+	gen = c.Generation()
+	c.Put(old, gen)
+	c.Confirm(2, time.Now().Add(-RTPMaxAge-time.Millisecond))
 	if served(c, x) {
 		t.Error("records were served with no recent poll")
 	}
 
 	// Closed: nothing is kept.
-	c.close()
-	c.put(old, c.generation())
+	c.Close()
+	c.Put(old, c.Generation())
 	if served(c, x) {
 		t.Error("a closed cache served a record")
 	}
@@ -141,7 +141,7 @@ func TestRTPRingKeepsTheNewest(t *testing.T) {
 		if len(ids) > 0 && rnd.IntN(4) == 0 {
 			id = ids[rnd.IntN(len(ids))] // a record put again, changed
 		} else {
-			id = NewTestID(i)
+			id = testID(i)
 			ids = append(ids, id)
 		}
 		r := &payd.RTP{ID: id, MerchantID: "m", Alias: "37369112221", Amount: payd.Money(i), Currency: "MDL",
@@ -167,14 +167,14 @@ func TestRTPRingKeepsTheNewest(t *testing.T) {
 	// oldest first: those still held are the newest ones, without a gap.
 	const late = 5000
 	for i := 0; i < late; i++ {
-		g.put(&payd.RTP{ID: NewTestID(100_000 + i), Status: payd.RTPActive})
+		g.put(&payd.RTP{ID: testID(100_000 + i), Status: payd.RTPActive})
 	}
 	if n := g.len(); n < 20 || n > 16<<10/ringHeader {
 		t.Errorf("the ring's index holds %d records", n)
 	}
 	held := 0
 	for i := late - 1; i >= 0; i-- {
-		if _, ok := g.get(NewTestID(100_000 + i)); !ok {
+		if _, ok := g.get(testID(100_000 + i)); !ok {
 			break
 		}
 		held++
@@ -183,19 +183,19 @@ func TestRTPRingKeepsTheNewest(t *testing.T) {
 		t.Errorf("the ring holds %d records, of which the newest %d in a row", g.len(), held)
 	}
 	// An id not canonical is not kept; nor is a record over the limit.
-	upper := strings.ToUpper(NewTestID(0xabcdef))
+	upper := strings.ToUpper(testID(0xabcdef))
 	g.put(&payd.RTP{ID: upper})
-	g.put(&payd.RTP{ID: NewTestID(-1), Description: strings.Repeat("x", rtpRecordMax)})
+	g.put(&payd.RTP{ID: testID(-1), Description: strings.Repeat("x", rtpRecordMax)})
 	if _, ok := g.get(upper); ok {
 		t.Error("an id in upper case was kept")
 	}
-	if _, ok := g.get(NewTestID(-1)); ok {
+	if _, ok := g.get(testID(-1)); ok {
 		t.Error("a record over the limit was kept")
 	}
 }
 
-// NewTestID is a canonical UUID numbered n.
-func NewTestID(n int) string {
+// testID is a canonical UUID numbered n.
+func testID(n int) string {
 	return fmt.Sprintf("%08x-0000-7000-8000-%012x", uint32(n), uint64(n)&0xffffffffffff)
 }
 

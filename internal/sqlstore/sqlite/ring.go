@@ -1,4 +1,4 @@
-package sqlstore
+package sqlite
 
 import (
 	"encoding/binary"

@@ -1,0 +1,10 @@
+// Package sqlite is the SQLite engine's machinery under payd's store
+// (internal/sqlstore): what SQLite needs and PostgreSQL does not, each
+// piece with its row in BENCHMARKS.md. The RTP record cache answers RTP
+// reads by id from memory while nothing can have changed them, its
+// records in an arena outside Go's heap (ring.go); the checkpointer
+// copies the write-ahead log back into the database off the writer.
+//
+// The store's use cases know none of it: the store opens the engine, and
+// its RTP read and group committer call the cache.
+package sqlite
