@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"payd"
-	"payd/internal/batch"
+	"payd/internal/sqlstore/postgres"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -21,7 +19,7 @@ import (
 // an executor start) than per row, and on the two cores it shares with
 // payd that overhead bounded rtp-get. Concurrent reads by id therefore
 // queue here; each of a few readers takes whatever has queued (at most
-// coalesceMax) and reads it with one statement, WHERE id = ANY(...). A read
+// postgres.CoalesceMax) and reads it with one statement, WHERE id = ANY(...). A read
 // alone is sent at once, so an idle server adds no delay; under load the
 // reads that arrive while a statement runs share the next one.
 //
@@ -48,7 +46,6 @@ import (
 var coalesceReaders = max(1, runtime.GOMAXPROCS(0)/2)
 
 const (
-	coalesceMax     = 64
 	coalesceTimeout = 10 * time.Second
 	// coalesceWaveMax bounds how long a reader waits for the rest of a
 	// wave (batch.Wave) whatever its last statement took; inserters do not
@@ -66,71 +63,17 @@ type rtpReadResult struct {
 	err error
 }
 
-// coalescer queues work for a few workers; each takes whatever has queued
-// (at most coalesceMax) and serves it at once with serveBatch.
-type coalescer[J any] struct {
-	s          *Store
-	workers    int
-	serveBatch func([]J)
-	queue      chan J
-	once       sync.Once
-	// waveMax bounds a worker's wait for the rest of a wave (batch.Wave):
-	// as many as its last batch held, for no longer than that batch's
-	// statement took nor waveMax. 0: no wait, as batch.Gather.
-	waveMax    time.Duration
-	statements atomic.Int64 // how many statements served the work
+// rtpReader reads RTPs by id, each statement for as many reads as have
+// queued.
+type rtpReader struct {
+	postgres.Coalescer[rtpRead]
+	s *Store
 }
-
-// init makes c serve with workers goroutines, started on first use.
-func (c *coalescer[J]) init(s *Store, workers int, waveMax time.Duration, serveBatch func([]J)) {
-	c.s, c.workers, c.waveMax, c.serveBatch = s, workers, waveMax, serveBatch
-}
-
-// on says whether c serves (init was called).
-func (c *coalescer[J]) on() bool { return c.serveBatch != nil }
-
-// enqueue queues j unless ctx ends or the store closes first.
-func (c *coalescer[J]) enqueue(ctx context.Context, j J) error {
-	c.once.Do(func() {
-		c.queue = make(chan J, coalesceMax*c.workers)
-		for i := 0; i < c.workers; i++ {
-			go c.run()
-		}
-	})
-	select {
-	case c.queue <- j:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-c.s.closed:
-		return errStoreClosed
-	}
-}
-
-func (c *coalescer[J]) run() {
-	pending := make([]J, 0, coalesceMax)
-	var took time.Duration // the last batch's statement
-	for {
-		last := len(pending) // the last batch's size
-		var first J
-		select {
-		case first = <-c.queue:
-		case <-c.s.closed:
-			return
-		}
-		pending = batch.Wave(pending, first, c.queue, coalesceMax, last, min(took, c.waveMax))
-		start := time.Now()
-		c.serveBatch(pending)
-		took = time.Since(start)
-	}
-}
-
-type rtpReader struct{ coalescer[rtpRead] }
 
 // read returns the RTP of id as stored, or payd.ErrNotFound.
 func (c *rtpReader) read(ctx context.Context, id string) (*payd.RTP, error) {
 	q := rtpRead{id: id, done: make(chan rtpReadResult, 1)}
-	if err := c.enqueue(ctx, q); err != nil {
+	if err := c.Enqueue(ctx, q); err != nil {
 		return nil, err
 	}
 	select {
@@ -151,7 +94,7 @@ func (c *rtpReader) serve(reads []rtpRead) {
 	ctx, cancel := context.WithTimeout(context.Background(), coalesceTimeout)
 	defer cancel()
 	found := map[string]*payd.RTP{}
-	c.statements.Add(1)
+	c.Statements.Add(1)
 	err := c.s.pgConn(ctx, func(pc *pgx.Conn) error {
 		rows, err := pc.Query(ctx, "SELECT "+rtpCols+" FROM rtps WHERE id = ANY($1)", ids)
 		if err != nil {
@@ -221,7 +164,11 @@ type rtpInsert struct {
 	data  string
 }
 
-type rtpInserter struct{ coalescer[rtpInsert] }
+// rtpInserter inserts RTPs, each statement for as many as have queued.
+type rtpInserter struct {
+	postgres.Coalescer[rtpInsert]
+	s *Store
+}
 
 // insert stores r and returns once its row has committed (or failed). Once
 // queued, a create is waited for even if ctx ends: its row may commit, and
@@ -233,7 +180,7 @@ func (c *rtpInserter) insert(ctx context.Context, r *payd.RTP, order *payd.Rails
 	if err := q.prepare(); err != nil {
 		return err
 	}
-	if err := c.enqueue(ctx, q); err != nil {
+	if err := c.Enqueue(ctx, q); err != nil {
 		return err
 	}
 	select {
@@ -275,7 +222,7 @@ var insertRTPsWithOrders = "WITH r AS (" + insertRTPs + `) INSERT INTO rails_ord
 func (c *rtpInserter) serve(ins []rtpInsert) {
 	ctx, cancel := context.WithTimeout(context.Background(), coalesceTimeout)
 	defer cancel()
-	c.statements.Add(1)
+	c.Statements.Add(1)
 	// One RTP with its order goes as the batch statement too: one round
 	// trip in autocommit, where inserting the two rows in a transaction
 	// (insertOne) takes two and its COMMIT a third.
@@ -308,7 +255,7 @@ func (c *rtpInserter) serve(ins []rtpInsert) {
 			}
 			return
 		}
-		c.statements.Add(int64(len(ins)))
+		c.Statements.Add(int64(len(ins)))
 	}
 	for _, q := range ins {
 		q.done <- c.insertOne(ctx, q)

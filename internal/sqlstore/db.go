@@ -31,6 +31,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"payd"
+	"payd/internal/sqlstore/postgres"
 	"payd/internal/sqlstore/sqlite"
 )
 
@@ -106,7 +107,7 @@ type Store struct {
 	// plain: the store runs without its machinery (Options.Plain).
 	plain bool
 	// pipelined: transactions run pipelined on pgx's connection
-	// (pgtx.go, PostgreSQL).
+	// (postgres.Tx, via pgtx.go).
 	pipelined bool
 	// oneWriter, the plain store on SQLite: write transactions run one at
 	// a time, each to the end of what follows its commit or rollback (a
@@ -146,8 +147,9 @@ func OpenWith(url string, o Options) (*Store, error) {
 		s := &Store{engine: Postgres, d: postgresDialect{binds: new(sync.Map)}, w: db, r: db, url: url, auth: &authCache{entries: map[string]authEntry{}, maxAge: authMaxAgePG},
 			closed: make(chan struct{}), plain: o.Plain, pipelined: !o.Plain}
 		if !o.Plain {
-			s.rtps.init(s, coalesceReaders, coalesceWaveMax, s.rtps.serve)
-			s.inserts.init(s, insertWriters, 0, s.inserts.serve)
+			s.rtps.s, s.inserts.s = s, s
+			s.rtps.Init(coalesceReaders, coalesceWaveMax, s.closed, s.rtps.serve)
+			s.inserts.Init(insertWriters, 0, s.closed, s.inserts.serve)
 		}
 		return s, nil
 	}
@@ -306,12 +308,12 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // tx is a transaction whose queries are rebound for the engine: a
 // database/sql transaction (SQLite, and the plain store on either engine),
-// or a pipelined one on PostgreSQL (pgtx.go).
+// or a pipelined one on PostgreSQL (postgres.Tx).
 type tx struct {
 	s      *Store
-	tx     *sql.Tx // SQLite
-	pg     *pgTx   // PostgreSQL
-	shared bool    // SQLite: use cases share it (see unabandoned)
+	tx     *sql.Tx      // SQLite
+	pg     *postgres.Tx // PostgreSQL
+	shared bool         // SQLite: use cases share it (see unabandoned)
 	// SQLite: the prepared statements bound to tx so far, by text. A
 	// batch of use cases runs the same few statements many times, and
 	// binding one anew (sql.Tx.StmtContext) each time was 2-3% of the
@@ -354,7 +356,7 @@ func (t *tx) stmt(ctx context.Context, q string) *sql.Stmt {
 
 func (t *tx) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
 	if t.pg != nil {
-		return t.pgExec(ctx, t.s.d.rebind(q), args)
+		return t.pg.Exec(ctx, t.s.d.rebind(q), args)
 	}
 	ctx = t.unabandoned(ctx)
 	if st := t.stmt(ctx, q); st != nil {
@@ -365,7 +367,7 @@ func (t *tx) exec(ctx context.Context, q string, args ...any) (sql.Result, error
 
 func (t *tx) query(ctx context.Context, q string, args ...any) (rowSet, error) {
 	if t.pg != nil {
-		return t.pgQuery(ctx, t.s.d.rebind(q), args)
+		return t.pg.Query(ctx, t.s.d.rebind(q), args)
 	}
 	ctx = t.unabandoned(ctx)
 	if st := t.stmt(ctx, q); st != nil {
@@ -375,17 +377,36 @@ func (t *tx) query(ctx context.Context, q string, args ...any) (rowSet, error) {
 }
 
 // queryRow's Scan returns the error of the writes sent before it, which
-// also stays with the transaction, which then ends with it (tx.end).
+// also stays with the transaction, which then ends with it (postgres.Tx.End).
 func (t *tx) queryRow(ctx context.Context, q string, args ...any) scanner {
 	if t.pg != nil {
-		r, err := t.pgQuery(ctx, t.s.d.rebind(q), args)
-		return pgRow{r: r, err: err}
+		return t.pg.QueryRow(ctx, t.s.d.rebind(q), args)
 	}
 	ctx = t.unabandoned(ctx)
 	if st := t.stmt(ctx, q); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}
 	return t.tx.QueryRowContext(ctx, t.s.d.rebind(q), args...)
+}
+
+// write runs q (an INSERT, UPDATE or DELETE without RETURNING), or queues
+// it on PostgreSQL to go with the next round trip (postgres/writes.go).
+// With want >= 0 the write must affect exactly want rows, or the
+// transaction ends with short.
+func (t *tx) write(ctx context.Context, want int64, short error, q string, args ...any) error {
+	if t.pg == nil {
+		res, err := t.exec(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		if want >= 0 {
+			if n, _ := res.RowsAffected(); n != want {
+				return short
+			}
+		}
+		return nil
+	}
+	return t.pg.Write(q, args, want, short)
 }
 
 // inTx runs f in a write transaction and commits when it returns nil. On

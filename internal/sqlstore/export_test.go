@@ -12,7 +12,7 @@ import (
 
 // CoalescedStatements is how many statements have served RTP reads by id
 // on PostgreSQL (coalesce.go).
-func (s *Store) CoalescedStatements() int64 { return s.rtps.statements.Load() }
+func (s *Store) CoalescedStatements() int64 { return s.rtps.Statements.Load() }
 
 // PreparedWrites is the text of every write statement SQLite keeps
 // prepared (stmt.go).
@@ -29,7 +29,7 @@ func (s *Store) PreparedWrites() []string {
 }
 
 // WriteTx is a write transaction as the store's use cases see it, for
-// testing the writes sent together (writes.go).
+// testing the writes sent together (postgres/writes.go).
 type WriteTx struct{ t *tx }
 
 // InWriteTx runs f in a write transaction.
@@ -48,7 +48,7 @@ func (w WriteTx) Queued() int {
 	if w.t.pg == nil {
 		return 0
 	}
-	return len(w.t.pg.later.q)
+	return w.t.pg.Queued()
 }
 
 // Count runs a statement answering one number, in the transaction.
@@ -62,7 +62,7 @@ func (w WriteTx) NextReference(ctx context.Context) (int64, error) { return w.t.
 
 // CoalescedInserts is how many statements have served RTP creation on
 // PostgreSQL (coalesce.go), a failed batch's retries included.
-func (s *Store) CoalescedInserts() int64 { return s.inserts.statements.Load() }
+func (s *Store) CoalescedInserts() int64 { return s.inserts.Statements.Load() }
 
 // InsertRTPsTogether serves rs as one batch of the insert coalescer, as if
 // they had queued together, and returns each one's outcome.

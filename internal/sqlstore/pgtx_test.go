@@ -14,7 +14,7 @@ import (
 )
 
 // TestRoundTrips: on PostgreSQL a transaction sends BEGIN with its first
-// statement and its queued writes with COMMIT (pgtx.go), so an RTP's
+// statement and its queued writes with COMMIT (postgres/tx.go), so an RTP's
 // acceptance is two round trips (it was four) and a transaction whose
 // writes are all queued is one. A proxy between the store and the server
 // counts the round trips: the times the store speaks after the server did.

@@ -163,7 +163,7 @@ func (t *tx) lockQRForCredit(ctx context.Context, target string) (*payd.QR, *pay
 // saveQR writes q's state, guarded by the stored status and extension it
 // was loaded with, and the status of its current extension.
 func (t *tx) saveQR(ctx context.Context, q *payd.QR, fromStatus payd.QRStatus, fromExt string) error {
-	// Queued with the transaction's other writes on PostgreSQL (writes.go):
+	// Queued with the transaction's other writes on PostgreSQL (postgres/writes.go):
 	// the row is locked, and a guard that misses ends the transaction.
 	err := t.write(ctx, 1, payd.ErrConflict, `UPDATE qrs SET status = ?, extension_id = ?, amount = ?, amount_min = ?, amount_max = ?,
 		description = ?, order_id = ?, callback_url = ?, redirect_url = ?, expires_at = ?, idle_from = ?, cancel_reason = ?,

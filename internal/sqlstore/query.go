@@ -109,7 +109,7 @@ func (s *Store) count(ctx context.Context, q string, args []any) (int, error) {
 	return n, err
 }
 
-// scanner is what a row scanner reads from: a row (*sql.Row, pgRow) or rows.
+// scanner is what a row scanner reads from: a row (*sql.Row, postgres.Row) or rows.
 type scanner interface{ Scan(...any) error }
 
 // scanAll reads every row of rows with scan and closes rows.

@@ -240,7 +240,7 @@ func (s *Store) Once(msg payd.Message) payd.Ledger { return ledger{s: s, msg: &m
 
 // recordInbound records an inbound message in the transaction that applies
 // it; one already recorded ends the transaction with payd.ErrDuplicate. On
-// PostgreSQL the record is a queued write (writes.go), sent with the
+// PostgreSQL the record is a queued write (postgres/writes.go), sent with the
 // transaction's first statement instead of in a round trip of its own.
 func (t *tx) recordInbound(ctx context.Context, m payd.Message) error {
 	err := t.write(ctx, 1, payd.ErrDuplicate, "INSERT INTO rails_inbox (msg_id, kind, outcome, received_at) VALUES (?, ?, ?, ?) ON CONFLICT (msg_id) DO NOTHING",

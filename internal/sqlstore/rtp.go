@@ -77,7 +77,7 @@ func (s *Store) CreateRTP(ctx context.Context, m *payd.Merchant, r *payd.RTP) er
 // into the RTP cache (sqlite/rtpcache.go): a merchant polls an RTP from
 // the moment it is created.
 func (s *Store) insertRTP(ctx context.Context, r *payd.RTP, order *payd.RailsOrder) error {
-	if s.inserts.on() && claimOf(ctx) == nil {
+	if s.inserts.On() && claimOf(ctx) == nil {
 		return s.inserts.insert(ctx, r, order)
 	}
 	gen := s.rtpc.Generation()
@@ -116,7 +116,7 @@ func (s *Store) storedRTP(ctx context.Context, id string) (*payd.RTP, error) {
 	switch {
 	case s.rtpc != nil:
 		return s.cachedRTP(ctx, id)
-	case s.rtps.on():
+	case s.rtps.On():
 		return s.rtps.read(ctx, id)
 	}
 	return scanRTP(s.queryRow(ctx, "SELECT "+rtpCols+" FROM rtps WHERE id = ?", id))

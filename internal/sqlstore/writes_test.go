@@ -13,7 +13,7 @@ import (
 )
 
 // TestWritesSentTogether: on PostgreSQL a transaction's writes wait and go
-// to the server together (writes.go), on SQLite and the plain store they
+// to the server together (postgres/writes.go), on SQLite and the plain store they
 // run at once; on both,
 // a read in the transaction sees the writes before it, a write that must
 // change one row and changes none ends the transaction with a conflict,

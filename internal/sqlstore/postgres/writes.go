@@ -1,7 +1,6 @@
-package sqlstore
+package postgres
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -16,17 +15,17 @@ import (
 // the payment, the callback, its objects, commit): a profile of the callback
 // flow showed PostgreSQL's backends spending more of the machine on those
 // round trips than payd did on everything else. The writes whose only
-// result is whether they happened are queued with tx.write instead, and go
+// result is whether they happened are queued with Tx.Write instead, and go
 // to the server as one statement of data-modifying WITH clauses in the
 // round trip of the transaction's next statement or of its COMMIT
-// (pgtx.go).
+// (tx.go).
 //
 // Writes queued together see the same snapshot, so none may depend on
 // another's effect (a foreign key between them is fine: it is checked at
 // the statement's end). A statement that reads what a queued write wrote is
 // sent after it, because every other statement sends the queue first.
-// SQLite runs in process, where a statement costs no round trip: there a
-// queued write runs at once.
+// SQLite runs in process, where a statement costs no round trip: there
+// the store runs a queued write at once.
 
 // writes is a transaction's queue and the first error sending it met.
 type writes struct {
@@ -42,33 +41,9 @@ type queuedWrite struct {
 	short error // returned when it affects another number
 }
 
-// write runs q (an INSERT, UPDATE or DELETE without RETURNING), or queues
-// it on PostgreSQL. With want >= 0 the write must affect exactly want rows,
-// or the transaction ends with short.
-func (t *tx) write(ctx context.Context, want int64, short error, q string, args ...any) error {
-	if t.pg == nil {
-		res, err := t.exec(ctx, q, args...)
-		if err != nil {
-			return err
-		}
-		if want >= 0 {
-			if n, _ := res.RowsAffected(); n != want {
-				return short
-			}
-		}
-		return nil
-	}
-	w := &t.pg.later
-	if w.err != nil {
-		return w.err
-	}
-	w.q = append(w.q, queuedWrite{q, args, want, short})
-	return nil
-}
-
 // statement is the queued writes as one statement, and empties the queue:
 // "" when none are queued. A write that must affect a number of rows fails
-// the statement otherwise (payd_short_write, migration 018), so that a
+// the statement otherwise (payd_short_write, the store's migration 018), so that a
 // COMMIT sent behind it finds the transaction aborted.
 func (w *writes) statement() (string, []any) {
 	if len(w.q) == 0 {
@@ -110,19 +85,9 @@ func (w *writes) failed(err error) error {
 	return w.err
 }
 
-// payd_short_write (migration 018) raises this SQLSTATE, with this
+// payd_short_write (the store's migration 018) raises this SQLSTATE, with this
 // message before the write's position.
 const (
 	shortWriteCode    = "PD001"
 	shortWriteMessage = "payd short write "
 )
-
-// end is what a transaction whose function returned err ends with: an
-// error of the queued writes, which came first, wins over err (a statement
-// after a failed one fails too, for that reason only).
-func (w *writes) end(err error) error {
-	if err == nil || w.err == nil {
-		return err
-	}
-	return w.err
-}
