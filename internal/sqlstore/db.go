@@ -46,14 +46,14 @@ const (
 // Store is payd's database.
 type Store struct {
 	engine  Engine
-	d       dialect // what the engine's SQL differs in (dialect.go)
-	w       *sql.DB // writes (and, on PostgreSQL, everything)
-	r       *sql.DB // reads
-	stmts   stmtCache
-	wstmts  writeStmts  // SQLite
-	rtps    rtpReader   // PostgreSQL
-	inserts rtpInserter // PostgreSQL
-	refs    refs        // payment references drawn ahead
+	d       dialect                 // what the engine's SQL differs in (dialect.go)
+	w       *sql.DB                 // writes (and, on PostgreSQL, everything)
+	r       *sql.DB                 // reads
+	stmts   *sqlite.ReadStatements  // SQLite, not plain
+	wstmts  *sqlite.WriteStatements // SQLite, not plain
+	rtps    rtpReader               // PostgreSQL
+	inserts rtpInserter             // PostgreSQL
+	refs    refs                    // payment references drawn ahead
 	// notifyCallbacks and notifyOrders are called after a transaction
 	// that queued callbacks, or rails orders and refunds, commits, so the
 	// background loops can start at once.
@@ -203,7 +203,8 @@ func OpenWith(url string, o Options) (*Store, error) {
 	}
 	ck.SetMaxOpenConns(1)
 	s := &Store{engine: SQLite, d: sqliteDialect{}, w: w, r: r, jobs: make(chan writeJob), closed: make(chan struct{}),
-		auth: &authCache{entries: map[string]authEntry{}, maxAge: authMaxAge}, rtpc: rtpc, unfollowWrites: unfollow}
+		auth: &authCache{entries: map[string]authEntry{}, maxAge: authMaxAge}, rtpc: rtpc, unfollowWrites: unfollow,
+		stmts: new(sqlite.ReadStatements), wstmts: new(sqlite.WriteStatements)}
 	s.wg.Add(2)
 	go s.groupCommitter()
 	go func() { defer s.wg.Done(); sqlite.Checkpoint(ck, s.closed) }()
@@ -249,8 +250,8 @@ func (s *Store) Close() error {
 		}
 		s.wg.Wait()
 	}
-	s.stmts.close()
-	s.wstmts.close()
+	s.stmts.Close()
+	s.wstmts.Close()
 	err := s.w.Close()
 	if s.r != s.w {
 		err = errors.Join(err, s.r.Close())
@@ -337,12 +338,12 @@ func (t *tx) unabandoned(ctx context.Context) context.Context {
 }
 
 // stmt is q prepared and bound to the SQLite transaction once the group
-// committer has prepared it (writeStmts); nil runs q unprepared.
+// committer has prepared it (sqlite.WriteStatements); nil runs q unprepared.
 func (t *tx) stmt(ctx context.Context, q string) *sql.Stmt {
 	if st, ok := t.bound[q]; ok {
 		return st
 	}
-	st := t.s.wstmts.get(q)
+	st := t.s.wstmts.Get(q)
 	if st == nil {
 		return nil
 	}
@@ -474,14 +475,14 @@ func (s *Store) soloTx(ctx context.Context, f func(*tx) error) error {
 }
 
 func (s *Store) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	if st := s.stmts.get(ctx, s, s.r, q); st != nil {
+	if st := s.stmts.Get(ctx, s.r, q); st != nil {
 		return st.QueryContext(ctx, args...)
 	}
 	return s.r.QueryContext(ctx, s.d.rebind(q), args...)
 }
 
 func (s *Store) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
-	if st := s.stmts.get(ctx, s, s.r, q); st != nil {
+	if st := s.stmts.Get(ctx, s.r, q); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}
 	return s.r.QueryRowContext(ctx, s.d.rebind(q), args...)

@@ -36,7 +36,7 @@ func (sqliteDialect) idsIn(ids []string) (string, any, error) {
 
 // rowParts gives each part a power of two of rows, largest first, so that
 // the statements' texts are a few (nine up to 256 rows) and each is
-// prepared once (writeStmts): parsing a text of every length took 5% of
+// prepared once (sqlite.WriteStatements): parsing a text of every length took 5% of
 // the server's CPU during rtp-flow.
 func (sqliteDialect) rowParts(n int) [][2]int {
 	var out [][2]int

@@ -15,18 +15,8 @@ import (
 func (s *Store) CoalescedStatements() int64 { return s.rtps.Statements.Load() }
 
 // PreparedWrites is the text of every write statement SQLite keeps
-// prepared (stmt.go).
-func (s *Store) PreparedWrites() []string {
-	s.wstmts.mu.Lock()
-	defer s.wstmts.mu.Unlock()
-	var out []string
-	for q, st := range s.wstmts.m {
-		if st != nil {
-			out = append(out, q)
-		}
-	}
-	return out
-}
+// prepared (sqlite/stmt.go).
+func (s *Store) PreparedWrites() []string { return s.wstmts.Prepared() }
 
 // WriteTx is a write transaction as the store's use cases see it, for
 // testing the writes sent together (postgres/writes.go).

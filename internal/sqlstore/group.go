@@ -70,7 +70,7 @@ func (s *Store) groupCommitter() {
 		s.stats.batches.Add(1)
 		s.stats.useCases.Add(int64(len(b)))
 		s.stats.busy.Add(int64(time.Since(start)))
-		s.wstmts.prepare(s.w)
+		s.wstmts.Prepare(s.w)
 	}
 }
 
@@ -104,7 +104,7 @@ func (s *Store) runBatch(batch []writeJob) {
 			results[i] = err
 			continue
 		}
-		// Through t: prepared once, like the use cases' writes (writeStmts).
+		// Through t: prepared once, like the use cases' writes (sqlite.WriteStatements).
 		if _, err := t.exec(context.Background(), "SAVEPOINT uc"); err != nil {
 			abort(fmt.Errorf("savepoint: %w", err))
 			return

@@ -1,4 +1,4 @@
-package sqlstore
+package sqlite
 
 import (
 	"context"
@@ -7,14 +7,15 @@ import (
 	"sync"
 )
 
-// stmtCache keeps prepared read statements by query text. On SQLite,
+// ReadStatements keeps prepared read statements by query text. On SQLite,
 // database/sql otherwise prepares (parses and plans) every query anew,
 // which profiling showed to be a third of the CPU of a read. PostgreSQL's
 // driver caches statements by itself, so the cache is used on SQLite only.
 // List queries vary with their filters and paging, so the cache stops
 // growing at maxStmts distinct statements and the rest run unprepared.
-// Writes have a cache of their own, writeStmts.
-type stmtCache struct {
+// Writes have a cache of their own, WriteStatements. A nil cache
+// prepares nothing.
+type ReadStatements struct {
 	mu sync.Mutex
 	m  map[stmtKey]*sql.Stmt
 }
@@ -26,10 +27,10 @@ type stmtKey struct {
 
 const maxStmts = 512
 
-// get returns the prepared statement for q on db, preparing it once, or
+// Get returns the prepared statement for q on db, preparing it once, or
 // nil when q should run unprepared.
-func (c *stmtCache) get(ctx context.Context, s *Store, db *sql.DB, q string) *sql.Stmt {
-	if s.engine != SQLite || s.plain {
+func (c *ReadStatements) Get(ctx context.Context, db *sql.DB, q string) *sql.Stmt {
+	if c == nil {
 		return nil
 	}
 	k := stmtKey{db, q}
@@ -57,7 +58,11 @@ func (c *stmtCache) get(ctx context.Context, s *Store, db *sql.DB, q string) *sq
 	return st
 }
 
-func (c *stmtCache) close() {
+// Close closes the statements.
+func (c *ReadStatements) Close() {
+	if c == nil {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, st := range c.m {
@@ -66,7 +71,7 @@ func (c *stmtCache) close() {
 	c.m = nil
 }
 
-// writeStmts keeps SQLite's write statements prepared. A profile of the
+// WriteStatements keep SQLite's write statements prepared. A profile of the
 // callback flow showed a fifth of the server's CPU parsing the same
 // INSERTs and UPDATEs again in every transaction. Preparing on the
 // one-connection writer pool while a transaction holds the connection
@@ -74,15 +79,19 @@ func (c *stmtCache) close() {
 // once and is noted; the group committer, the only goroutine that runs
 // SQLite's write transactions, prepares what was noted between
 // transactions, and later transactions bind the prepared statement to
-// themselves (sql.Tx.StmtContext reuses it on the same connection).
-type writeStmts struct {
+// themselves (sql.Tx.StmtContext reuses it on the same connection). A nil
+// cache prepares nothing.
+type WriteStatements struct {
 	mu   sync.Mutex
 	m    map[string]*sql.Stmt
 	want map[string]bool
 }
 
-// get returns the prepared statement of q, or nil after noting q.
-func (c *writeStmts) get(q string) *sql.Stmt {
+// Get returns the prepared statement of q, or nil after noting q.
+func (c *WriteStatements) Get(q string) *sql.Stmt {
+	if c == nil {
+		return nil
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if st, ok := c.m[q]; ok {
@@ -90,7 +99,7 @@ func (c *writeStmts) get(q string) *sql.Stmt {
 	}
 	// Statements with several parts would run only the first prepared;
 	// past maxStmts the rest run unprepared (a multi-row statement keeps
-	// its texts few by its rows' parts: Store.rowParts).
+	// its texts few by its rows' parts: the store's rowParts).
 	if len(c.m)+len(c.want) < maxStmts && !strings.Contains(q, ";") {
 		if c.want == nil {
 			c.want = map[string]bool{}
@@ -100,8 +109,11 @@ func (c *writeStmts) get(q string) *sql.Stmt {
 	return nil
 }
 
-// prepare prepares the noted statements on db, between transactions.
-func (c *writeStmts) prepare(db *sql.DB) {
+// Prepare prepares the noted statements on db, between transactions.
+func (c *WriteStatements) Prepare(db *sql.DB) {
+	if c == nil {
+		return
+	}
 	c.mu.Lock()
 	want := c.want
 	c.want = nil
@@ -119,7 +131,11 @@ func (c *writeStmts) prepare(db *sql.DB) {
 	}
 }
 
-func (c *writeStmts) close() {
+// Close closes the statements.
+func (c *WriteStatements) Close() {
+	if c == nil {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, st := range c.m {
@@ -128,4 +144,17 @@ func (c *writeStmts) close() {
 		}
 	}
 	c.m = nil
+}
+
+// Prepared is the text of every write statement kept prepared.
+func (c *WriteStatements) Prepared() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for q, st := range c.m {
+		if st != nil {
+			out = append(out, q)
+		}
+	}
+	return out
 }
