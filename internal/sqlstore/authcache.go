@@ -3,14 +3,11 @@ package sqlstore
 import (
 	"context"
 	"log/slog"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"payd"
+	"payd/internal/sqlstore/postgres"
 )
 
 // The authenticated-merchant cache. Authenticating a request otherwise
@@ -26,8 +23,9 @@ import (
 // reach it through the database:
 //
 //   - PostgreSQL: triggers notify the channel authChannel in the changing
-//     transaction; ListenAuth listens on a connection of its own and drops
-//     the merchant's entries as each change commits. A connection can hang
+//     transaction; ListenAuth listens on a connection of its own
+//     (postgres.Listener) and drops the merchant's entries as each change
+//     commits. A connection can hang
 //     without closing (a network that drops packets), and a hung listener
 //     hears nothing: so the listener also notifies itself every authPing
 //     through the store's pool, and entries are served only while such a
@@ -200,75 +198,25 @@ func (s *Store) ListenAuth(ctx context.Context, log *slog.Logger, onListening fu
 	if s.url == "" {
 		return
 	}
-	for ctx.Err() == nil {
-		err := s.listenAuthOnce(ctx, onListening)
-		s.auth.setOn(false)
-		if ctx.Err() != nil {
-			return
-		}
-		log.Warn("auth cache off: lost its notification connection; authenticating from the database", "err", err)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(time.Second):
-		}
-	}
-}
-
-func (s *Store) listenAuthOnce(ctx context.Context, onListening func()) error {
 	url := s.url
 	if s.listenURL != "" {
 		url = s.listenURL
 	}
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, "LISTEN "+authChannel); err != nil {
-		return err
-	}
-	// Listening from here on: whatever changed before is not in the
-	// emptied cache, whatever changes after is notified. Entries are
-	// served once the first ping has come back.
-	s.auth.setOn(true)
-	if onListening != nil {
-		onListening()
-	}
-	pingCtx, stopPings := context.WithCancel(ctx)
-	defer stopPings()
-	prefix := "ping:" + payd.NewID(time.Now()) + ":"
-	go s.pingAuth(pingCtx, prefix)
-	for {
-		n, err := conn.WaitForNotification(ctx)
-		if err != nil {
-			return err
-		}
-		if sent, ok := strings.CutPrefix(n.Payload, prefix); ok {
-			if ns, err := strconv.ParseInt(sent, 10, 64); err == nil {
-				s.auth.confirmAt(time.Unix(0, ns))
+	// Listening: whatever changed before is not in the emptied cache,
+	// whatever changes after is notified. Entries are served once the
+	// first ping has come back.
+	(&postgres.Listener{URL: url, Channel: authChannel, Pool: s.w, Ping: authPing,
+		On: func(listening bool) {
+			s.auth.setOn(listening)
+			if listening && onListening != nil {
+				onListening()
 			}
-			continue
-		}
-		s.auth.drop(n.Payload)
-	}
-}
-
-// pingAuth notifies the listener's channel every authPing through the
-// store's pool, with the time it sent the ping.
-func (s *Store) pingAuth(ctx context.Context, prefix string) {
-	t := time.NewTicker(authPing)
-	defer t.Stop()
-	for {
-		pctx, cancel := context.WithTimeout(ctx, authPing)
-		s.w.ExecContext(pctx, "SELECT pg_notify($1, $2)", authChannel, prefix+strconv.FormatInt(time.Now().UnixNano(), 10))
-		cancel()
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+		},
+		Heard: s.auth.drop, Back: s.auth.confirmAt,
+		Lost: func(err error) {
+			log.Warn("auth cache off: lost its notification connection; authenticating from the database", "err", err)
+		},
+	}).Run(ctx)
 }
 
 // pollAuth is ListenAuth on SQLite.
