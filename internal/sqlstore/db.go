@@ -101,7 +101,7 @@ type Store struct {
 	unfollowWrites func()
 	stats          writerStats
 	// SQLite: write transactions queue here for the group committer.
-	jobs   chan writeJob
+	group  *sqlite.Committer[*tx] // SQLite, not plain: group commit (group.go)
 	closed chan struct{}
 	wg     sync.WaitGroup
 	// plain: the store runs without its machinery (Options.Plain).
@@ -202,11 +202,17 @@ func OpenWith(url string, o Options) (*Store, error) {
 		return nil, fmt.Errorf("open sqlite: %w", err)
 	}
 	ck.SetMaxOpenConns(1)
-	s := &Store{engine: SQLite, d: sqliteDialect{}, w: w, r: r, jobs: make(chan writeJob), closed: make(chan struct{}),
+	s := &Store{engine: SQLite, d: sqliteDialect{}, w: w, r: r, closed: make(chan struct{}),
 		auth: &authCache{entries: map[string]authEntry{}, maxAge: authMaxAge}, rtpc: rtpc, unfollowWrites: unfollow,
 		stmts: new(sqlite.ReadStatements), wstmts: new(sqlite.WriteStatements)}
 	s.wg.Add(2)
-	go s.groupCommitter()
+	s.group = sqlite.NewCommitter[*tx](groupTxs{s}, s.closed, func() { s.wstmts.Prepare(s.w) })
+	go func() {
+		defer s.wg.Done()
+		// While it waits for use cases, it polls what the RTP cache needs
+		// to know of other connections' commits, every RTPPoll.
+		s.group.Run(s.pollRTPs, sqlite.RTPPoll)
+	}()
 	go func() { defer s.wg.Done(); sqlite.Checkpoint(ck, s.closed) }()
 	return s, nil
 }
@@ -416,8 +422,8 @@ func (t *tx) write(ctx context.Context, want int64, short error, q string, args 
 // same transaction (ledger.inTx).
 func (s *Store) inTx(ctx context.Context, f func(*tx) error) error {
 	run := s.soloTx
-	if s.jobs != nil {
-		run = s.groupTx
+	if s.group != nil {
+		run = s.group.Do
 	}
 	if c := claimOf(ctx); c != nil {
 		// A request under an Idempotency-Key (idempotency.go).
@@ -436,7 +442,7 @@ func (s *Store) write1(ctx context.Context, q string, args ...any) error {
 
 // exec1 is write1 with the statement's result (how many rows it changed).
 func (s *Store) exec1(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	if s.jobs != nil || claimOf(ctx) != nil { // a claimed request's writes mark its claim (idempotency.go)
+	if s.group != nil || claimOf(ctx) != nil { // a claimed request's writes mark its claim (idempotency.go)
 		var res sql.Result
 		err := s.inTx(ctx, func(t *tx) error {
 			var err error

@@ -79,19 +79,14 @@ type BatchJob struct {
 }
 
 // RunBatch runs jobs as SQLite's group committer runs use cases that
-// queued together (group.go): one transaction, a savepoint each, one
+// queued together (sqlite/group.go): one transaction, a savepoint each, one
 // commit. It returns each job's outcome.
 func (s *Store) RunBatch(jobs ...BatchJob) []error {
-	batch := make([]writeJob, len(jobs))
+	ctxs, fs := make([]context.Context, len(jobs)), make([]func(*tx) error, len(jobs))
 	for i, j := range jobs {
-		batch[i] = writeJob{ctx: j.Ctx, f: func(t *tx) error { return j.F(WriteTx{t}) }, done: make(chan error, 1)}
+		ctxs[i], fs[i] = j.Ctx, func(t *tx) error { return j.F(WriteTx{t}) }
 	}
-	s.runBatch(batch)
-	out := make([]error, len(batch))
-	for i, j := range batch {
-		out[i] = <-j.done
-	}
-	return out
+	return s.group.RunBatch(ctxs, fs)
 }
 
 // OnKeptTotal calls f for each RTP search answered from a kept total

@@ -4,132 +4,58 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"sync/atomic"
 	"time"
-
-	"payd/internal/batch"
-	"payd/internal/sqlstore/sqlite"
 )
 
-// Group commit, for SQLite.
-//
-// SQLite has one writer, and with synchronous=FULL every commit waits for
-// an fsync. Serializing use cases through one connection therefore caps
-// throughput at one fsync per use case. Instead, concurrent write
-// transactions queue for one goroutine that runs a batch of them inside a
-// single SQLite transaction, each in a savepoint of its own, and commits
-// once: a use case that fails rolls back to its savepoint without touching
-// the others, and none of them is acknowledged before the shared commit is
-// durable. PostgreSQL, with real concurrent writers, commits each
-// transaction on its own.
-
-// maxBatch bounds how many use cases share one commit.
-const maxBatch = 128
+// Group commit, for SQLite (sqlite.Committer): concurrent use cases share
+// one transaction and its commit, each in a savepoint of its own.
 
 var errStoreClosed = errors.New("store closed")
 
-type writeJob struct {
-	ctx  context.Context
-	f    func(*tx) error
-	done chan error
-}
+// groupTxs are the store's transactions as the group committer runs them.
+type groupTxs struct{ s *Store }
 
-func (s *Store) groupTx(ctx context.Context, f func(*tx) error) error {
-	j := writeJob{ctx: ctx, f: f, done: make(chan error, 1)}
-	select {
-	case s.jobs <- j:
-	case <-s.closed:
-		return errStoreClosed
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	return <-j.done
-}
+func (g groupTxs) Solo(ctx context.Context, f func(*tx) error) error { return g.s.soloTx(ctx, f) }
 
-// groupCommitter runs the write transactions, and between them polls
-// what the RTP cache needs to know of other connections' commits.
-func (s *Store) groupCommitter() {
-	defer s.wg.Done()
-	poll := time.NewTicker(sqlite.RTPPoll)
-	defer poll.Stop()
-	s.pollRTPs()
-	for {
-		var first writeJob
-		select {
-		case first = <-s.jobs:
-		case <-poll.C:
-			s.pollRTPs()
-			continue
-		case <-s.closed:
-			return
-		}
-		b := batch.Gather(nil, first, s.jobs, maxBatch)
-		start := time.Now()
-		s.runBatch(b)
-		s.stats.batches.Add(1)
-		s.stats.useCases.Add(int64(len(b)))
-		s.stats.busy.Add(int64(time.Since(start)))
-		s.wstmts.Prepare(s.w)
-	}
-}
-
-func (s *Store) runBatch(batch []writeJob) {
-	if len(batch) == 1 {
-		j := batch[0]
-		j.done <- s.soloTx(j.ctx, j.f)
-		return
-	}
-	fail := func(err error) {
-		for _, j := range batch {
-			j.done <- err
-		}
-	}
-	sqlTx, err := s.w.BeginTx(context.Background(), nil)
+func (g groupTxs) Begin() (*tx, error) {
+	sqlTx, err := g.s.w.BeginTx(context.Background(), nil)
 	if err != nil {
-		fail(fmt.Errorf("begin: %w", err))
-		return
+		return nil, err
 	}
-	t := &tx{s: s, tx: sqlTx, shared: true}
-	// A block of payment references a use case drew is undone with its
-	// savepoint, and with the whole transaction (payment.go).
-	abort := func(err error) {
-		sqlTx.Rollback()
-		s.refs.forget()
-		fail(err)
+	return &tx{s: g.s, tx: sqlTx, shared: true}, nil
+}
+
+// Savepoint and Release go through t: prepared once, like the use cases'
+// writes (sqlite.WriteStatements).
+func (groupTxs) Savepoint(t *tx) error {
+	_, err := t.exec(context.Background(), "SAVEPOINT uc")
+	t.drewRefs = false
+	return err
+}
+
+// Release undoes a failed use case's block of payment references with its
+// savepoint (payment.go).
+func (groupTxs) Release(t *tx, failed bool) error {
+	undo := "RELEASE uc"
+	if failed {
+		undo = "ROLLBACK TO uc; RELEASE uc"
 	}
-	results := make([]error, len(batch))
-	for i, j := range batch {
-		if err := j.ctx.Err(); err != nil {
-			results[i] = err
-			continue
-		}
-		// Through t: prepared once, like the use cases' writes (sqlite.WriteStatements).
-		if _, err := t.exec(context.Background(), "SAVEPOINT uc"); err != nil {
-			abort(fmt.Errorf("savepoint: %w", err))
-			return
-		}
-		t.drewRefs = false
-		results[i] = j.f(t)
-		undo := "RELEASE uc"
-		if results[i] != nil {
-			undo = "ROLLBACK TO uc; RELEASE uc"
-		}
-		if _, err := t.exec(context.Background(), undo); err != nil {
-			abort(fmt.Errorf("savepoint: %w", err))
-			return
-		}
-		if results[i] != nil {
-			t.undoDraw()
-		}
+	if _, err := t.exec(context.Background(), undo); err != nil {
+		return err
 	}
-	if err := s.commit(sqlTx); err != nil {
-		abort(fmt.Errorf("commit: %w", err))
-		return
+	if failed {
+		t.undoDraw()
 	}
-	for i, j := range batch {
-		j.done <- results[i]
-	}
+	return nil
+}
+
+func (g groupTxs) Commit(t *tx) error { return g.s.commit(t.tx) }
+
+// Rollback undoes the references the batch drew with the transaction.
+func (g groupTxs) Rollback(t *tx) {
+	t.tx.Rollback()
+	g.s.refs.forget()
 }
 
 // commit commits a SQLite write transaction and then settles the RTPs it
@@ -151,10 +77,10 @@ func (s *Store) commit(sqlTx *sql.Tx) error {
 	return err
 }
 
-// writerStats count the group committer's work (SQLite), for the metrics.
+// writerStats count the time SQLite's writer spent committing, for the
+// metrics (the group committer counts the rest).
 type writerStats struct {
-	batches, useCases atomic.Int64
-	busy, committing  atomic.Int64 // nanoseconds
+	committing atomic.Int64 // nanoseconds
 }
 
 // WriterStats is what SQLite's single writer has done since the store
@@ -170,14 +96,12 @@ type WriterStats struct {
 // WriterStats reports the writer's work; ok is false on PostgreSQL, which
 // has no single writer, and without group commit (Options.Plain).
 func (s *Store) WriterStats() (st WriterStats, ok bool) {
-	if s.jobs == nil {
+	if s.group == nil {
 		return st, false
 	}
-	return WriterStats{
-		Batches: s.stats.batches.Load(), UseCases: s.stats.useCases.Load(),
-		Busy: time.Duration(s.stats.busy.Load()), Committing: time.Duration(s.stats.committing.Load()),
-		RTPCacheHits: s.rtpc.Hits(),
-	}, true
+	st.Batches, st.UseCases, st.Busy = s.group.Stats()
+	st.Committing, st.RTPCacheHits = time.Duration(s.stats.committing.Load()), s.rtpc.Hits()
+	return st, true
 }
 
 // pollRTPs reads data_version on the writer connection for the RTP cache
