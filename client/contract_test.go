@@ -5,9 +5,11 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 
+	"payd"
 	"payd/callback"
 	"payd/client"
 )
@@ -20,7 +22,9 @@ import (
 // keeps them from drifting.) The callback package's event types are held
 // to the callback bodies' schemas the same way, the schemas payd's own
 // callbacks are checked against (TestCallbackBodiesMatchTheContract), so
-// the callback bodies have one copy, the contract.
+// the callback bodies have one copy, the contract. Each field's Go type
+// must hold its schema's JSON type (an amount, not an integer; a string or
+// a time for a string).
 func TestClientMatchesTheContract(t *testing.T) {
 	doc, err := openapi3.NewLoader().LoadFromFile("../api/openapi.yaml")
 	if err != nil {
@@ -53,6 +57,24 @@ func TestClientMatchesTheContract(t *testing.T) {
 		got := map[string]bool{}
 		typ := reflect.TypeOf(v)
 		jsonNames(typ, got)
+		types := map[string]reflect.Type{}
+		jsonTypes(typ, types)
+		for _, schema := range strings.Fields(schemas) {
+			name, member, _ := strings.Cut(schema, ".")
+			ref := doc.Components.Schemas[name]
+			if member != "" {
+				ref = ref.Value.Properties[member]
+			}
+			for n, prop := range ref.Value.Properties {
+				ft, ok := types[n]
+				if !ok {
+					ft, ok = types[strings.ToLower(n[:1])+n[1:]]
+				}
+				if want := schemaType(prop); ok && !holds(want, ft) {
+					t.Errorf("%s.%s is a %s, which cannot hold the contract's %s (%s)", typ, n, ft, want, schema)
+				}
+			}
+		}
 		var missing, extra []string
 		for n := range want {
 			if !got[n] && !got[strings.ToLower(n[:1])+n[1:]] { // "CompletedAt" is read into "completedAt" (encoding/json folds case)
@@ -85,4 +107,70 @@ func jsonNames(typ reflect.Type, names map[string]bool) {
 			names[name] = true
 		}
 	}
+}
+
+// jsonTypes adds the Go type of each of typ's JSON fields to types.
+func jsonTypes(typ reflect.Type, types map[string]reflect.Type) {
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case f.Anonymous && name == "":
+			jsonTypes(f.Type, types)
+		case name != "" && name != "-":
+			types[name] = f.Type
+		}
+	}
+}
+
+// schemaType is a property's JSON type: its own, or that of the one
+// schema it is all of ("" when it has none).
+func schemaType(ref *openapi3.SchemaRef) string {
+	for ref != nil && ref.Value != nil {
+		if ts := ref.Value.Type.Slice(); len(ts) > 0 {
+			return ts[0]
+		}
+		if len(ref.Value.AllOf) != 1 {
+			return ""
+		}
+		ref = ref.Value.AllOf[0]
+	}
+	return ""
+}
+
+var (
+	timeType  = reflect.TypeFor[time.Time]()
+	moneyType = reflect.TypeFor[payd.Money]()
+	qtyType   = reflect.TypeFor[payd.Quantity]()
+)
+
+// holds reports whether a Go field of type t decodes a JSON value of the
+// contract's type want: a number into an amount or a float (not an
+// integer, which refuses 50.5), a datetime's string into time.Time.
+func holds(want string, t reflect.Type) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() == reflect.Interface {
+		return true
+	}
+	switch want {
+	case "string":
+		return t.Kind() == reflect.String || t == timeType
+	case "number":
+		return t == moneyType || t == qtyType || t.Kind() == reflect.Float64 || t.Kind() == reflect.Float32
+	case "integer":
+		switch t.Kind() {
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint32, reflect.Uint64:
+			return t != moneyType
+		}
+		return false
+	case "boolean":
+		return t.Kind() == reflect.Bool
+	case "object":
+		return t.Kind() == reflect.Map || t.Kind() == reflect.Struct && t != timeType
+	case "array":
+		return t.Kind() == reflect.Slice
+	}
+	return true
 }
