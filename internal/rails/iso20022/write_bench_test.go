@@ -1,6 +1,7 @@
 package iso20022
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -66,4 +67,20 @@ func BenchmarkDecodeStrict(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkReadBody is the cost of taking an inbound pacs.008's body off
+// the request (readBody), before it is checked and decoded.
+func BenchmarkReadBody(b *testing.B) {
+	body, err := os.ReadFile(filepath.Join("testdata", "pacs008.xml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if _, err := readBody(b.Context(), bytes.NewReader(body)); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
