@@ -100,8 +100,9 @@ type Store struct {
 	rtpc           *sqlite.RTPCache
 	unfollowWrites func()
 	stats          writerStats
-	// SQLite: write transactions queue here for the group committer.
-	group  *sqlite.Committer[*tx] // SQLite, not plain: group commit (group.go)
+	// SQLite, not plain: the group committer the write transactions
+	// queue for (sqlite/group.go; the store's side in group.go).
+	group  *sqlite.Committer[*tx]
 	closed chan struct{}
 	wg     sync.WaitGroup
 	// plain: the store runs without its machinery (Options.Plain).
