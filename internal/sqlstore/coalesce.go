@@ -82,7 +82,7 @@ func (c *rtpReader) read(ctx context.Context, id string) (*payd.RTP, error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	case <-c.s.closed:
-		return nil, errStoreClosed
+		return nil, postgres.ErrClosed
 	}
 }
 
@@ -192,7 +192,7 @@ func (c *rtpInserter) insert(ctx context.Context, r *payd.RTP, order *payd.Rails
 	case err := <-q.done:
 		return err
 	case <-time.After(coalesceTimeout):
-		return errStoreClosed
+		return postgres.ErrClosed
 	}
 }
 

@@ -3,15 +3,12 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"sync/atomic"
 	"time"
 )
 
 // Group commit, for SQLite (sqlite.Committer): concurrent use cases share
 // one transaction and its commit, each in a savepoint of its own.
-
-var errStoreClosed = errors.New("store closed")
 
 // groupTxs are the store's transactions as the group committer runs them.
 type groupTxs struct{ s *Store }

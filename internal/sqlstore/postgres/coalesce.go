@@ -21,7 +21,8 @@ import (
 // CoalesceMax is the most work one statement serves.
 const CoalesceMax = 64
 
-// ErrClosed is the error of work queued after the store closed.
+// ErrClosed is the error of work queued, or waited for, after the store
+// closed.
 var ErrClosed = errors.New("store closed")
 
 // Coalescer queues work for a few workers; each takes whatever has queued

@@ -39,9 +39,6 @@ type Tx struct {
 // with ? placeholders, into PostgreSQL's.
 func NewTx(c *pgx.Conn, rebind func(string) string) *Tx { return &Tx{c: c, rebind: rebind} }
 
-// Conn is the transaction's connection.
-func (t *Tx) Conn() *pgx.Conn { return t.c }
-
 // step is what the pipeline sends before a statement.
 type step uint8
 
