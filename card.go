@@ -40,8 +40,9 @@ type CardStart struct {
 
 // CardSession is an acquirer's payment for a checkout.
 type CardSession struct {
-	ID  string // the acquirer's payment id
-	URL string // its card page
+	Network string // the acquirer's registered name, which is asked about the session
+	ID      string // the acquirer's payment id
+	URL     string // its card page
 }
 
 // CardState is where an acquirer's payment stands.

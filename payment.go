@@ -37,6 +37,7 @@ type Payment struct {
 	SenderIBAN      string
 	CardMask        string // first 6 and last 4 digits; never the full number
 	ApprovalCode    string
+	Network         string // the registered network that carried it ("" when recorded before networks were)
 	NetworkRef      string // the rail's reference of the credit (pacs.008 transaction id); "" in the sandbox
 	Failed          bool   // a declined card
 	RequestedRefund Money

@@ -3,6 +3,7 @@ package payd
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -27,6 +28,10 @@ import (
 
 // Credit is money a payer's bank sent for a QR (or its extension) or an RTP.
 type Credit struct {
+	// Network is the name of the network that carried the credit (a
+	// registered network's, internal/network): its payment records it, and
+	// the payment's refunds go back through it.
+	Network   string
 	TargetID  string // the qrId, extensionId or rtpId the credit names
 	Amount    *Money // nil: exactly what the target asks (the sandbox's RTP payer)
 	Currency  string
@@ -48,6 +53,7 @@ type Credit struct {
 
 // CardResult is an acquirer's answer to a card authorization.
 type CardResult struct {
+	Network      string // the acquirer's registered name: its payment, refunds and reversals go to it
 	Approved     bool
 	Mask         string // first 6 and last 4 digits; never the full number
 	Holder       string
@@ -164,6 +170,43 @@ type RailsRouter interface {
 	Route(o *RailsOrder) string
 }
 
+// Networks hands each order to the network it names (RailsOrder.Network):
+// the deployment's networks that take orders, by their registered names.
+// An order that names none was written before orders named their network,
+// and goes by its kind: a card order to Cards, any other to Rails.
+type Networks struct {
+	ByName       map[string]Rails
+	Rails, Cards string
+}
+
+var _ RailsRouter = (*Networks)(nil)
+
+// ErrNoNetwork is the error of an order whose network the deployment does
+// not run: it stays in the outbox, retried, until one does (or a person
+// settles it).
+var ErrNoNetwork = errors.New("no such network in this deployment")
+
+// Route names the network o goes to.
+func (n *Networks) Route(o *RailsOrder) string {
+	switch {
+	case o.Network != "":
+		return o.Network
+	case o.Kind.CardKind():
+		return n.Cards
+	}
+	return n.Rails
+}
+
+// Deliver hands o to its network.
+func (n *Networks) Deliver(ctx context.Context, o *RailsOrder) (Taken, error) {
+	name := n.Route(o)
+	r, ok := n.ByName[name]
+	if !ok {
+		return Taken{}, fmt.Errorf("order %s to network %q: %w", o.ID, name, ErrNoNetwork)
+	}
+	return r.Deliver(ctx, o)
+}
+
 // OrderKind is what an outbound order asks of the network.
 type OrderKind string
 
@@ -180,6 +223,9 @@ const (
 // the refundId): the network's taking it, or its answer, settles it.
 func (k OrderKind) RefundKind() bool { return k == OrderRefund || k == OrderCardRefund }
 
+// CardKind reports whether an order goes to a card acquirer.
+func (k OrderKind) CardKind() bool { return k == OrderCardRefund || k == OrderCardReverse }
+
 // Taken is what a network said when it took an order. Most orders settle
 // later (a refund's return is answered by a pacs.002); an acquirer answers
 // a refund at once, and Refund is then its outcome.
@@ -191,8 +237,14 @@ type Taken struct {
 // delivery attempt sends the same content. Its ID is the message id the
 // network sees (and deduplicates on).
 type RailsOrder struct {
-	ID         string
-	Kind       OrderKind
+	ID   string
+	Kind OrderKind
+	// Network is the registered network the order goes to. A refund goes
+	// where its payment came from, a card reversal to the acquirer that
+	// charged; the store gives the rest (RTPs, QR registrations) the
+	// deployment's rails. Orders written before networks were recorded
+	// have none and go by their kind (worker.Orders).
+	Network    string
 	MerchantID string
 	ObjectID   string // the rtpId, refundId or qrId
 	CreatedAt  time.Time
@@ -251,6 +303,12 @@ func CancelRTPOrder(m *Merchant, r *RTP, now time.Time) *RailsOrder {
 // payment: a card payment through its acquirer, a credit through the
 // payer's bank.
 func RefundOrder(m *Merchant, rf *Refund, p *Payment, now time.Time) *RailsOrder {
+	o := refundOrder(m, rf, p, now)
+	o.Network = p.Network
+	return o
+}
+
+func refundOrder(m *Merchant, rf *Refund, p *Payment, now time.Time) *RailsOrder {
 	if p.Kind == PaymentCard {
 		return newOrder(OrderCardRefund, m.ID, rf.ID, now, OrderData{
 			Amount: rf.Amount, Currency: rf.Currency, Reason: rf.Reason, PaymentID: p.ID, OriginalID: p.CheckoutID,
@@ -369,7 +427,7 @@ func ApplyRTPCredit(m *Merchant, r *RTP, c Credit, now time.Time) (*Payment, *Ca
 		ID: payID, MerchantID: m.ID, Kind: PaymentRTP, RTPID: r.ID,
 		Amount: r.Amount, Commission: Commission(r.Amount, m.CommissionBP), Currency: r.Currency,
 		Description: r.Description, OrderID: r.OrderID, TerminalID: r.TerminalID,
-		SenderName: c.PayerName, SenderIBAN: c.PayerIBAN, NetworkRef: c.Reference, ExecutedAt: creditTime(c, now),
+		SenderName: c.PayerName, SenderIBAN: c.PayerIBAN, Network: c.Network, NetworkRef: c.Reference, ExecutedAt: creditTime(c, now),
 		RecipientIBAN: m.IBAN, MCC: m.MCC,
 	}
 	if r.CallbackURL == "" {
@@ -423,7 +481,7 @@ func ApplyQRCredit(m *Merchant, q *QR, c Credit, now time.Time) (*Payment, error
 		ID: NewID(now), MerchantID: m.ID, Kind: PaymentQR, QRID: q.ID, CheckoutID: q.CheckoutID,
 		Amount: *c.Amount, Commission: Commission(*c.Amount, m.CommissionBP), Currency: q.Currency,
 		Description: q.Description, OrderID: q.OrderID, TerminalID: q.TerminalID,
-		SenderName: c.PayerName, SenderIBAN: c.PayerIBAN, NetworkRef: c.Reference, ExecutedAt: creditTime(c, now),
+		SenderName: c.PayerName, SenderIBAN: c.PayerIBAN, Network: c.Network, NetworkRef: c.Reference, ExecutedAt: creditTime(c, now),
 		RecipientIBAN: m.IBAN, MCC: m.MCC,
 	}
 	if q.Type == QRHybrid {
@@ -487,7 +545,7 @@ func ApplyCardResult(m *Merchant, c *Checkout, res CardResult, now time.Time) (p
 		ID: NewID(now), MerchantID: c.MerchantID, Kind: PaymentCard, CheckoutID: c.ID,
 		Amount: c.Amount, Currency: c.Currency, OrderID: c.OrderID(), SenderName: res.Holder, CardMask: res.Mask,
 		Failed: !res.Approved, ExecutedAt: now, RecipientIBAN: m.IBAN, MCC: m.MCC,
-		ReferenceNumber: res.RRN, NetworkRef: res.Reference,
+		ReferenceNumber: res.RRN, Network: res.Network, NetworkRef: res.Reference,
 	}
 	if c.Order != nil {
 		p.Description = c.Order.Description
@@ -619,8 +677,10 @@ func CardReversalOrder(m *Merchant, c *Checkout, res CardResult, now time.Time) 
 	if res.Amount != nil {
 		amount, currency = *res.Amount, res.Currency
 	}
-	return newOrder(OrderCardReverse, m.ID, c.ID, now, OrderData{
+	o := newOrder(OrderCardReverse, m.ID, c.ID, now, OrderData{
 		Amount: amount, Currency: currency, OriginalID: c.ID, OriginalRef: res.Reference, OriginalTotal: amount,
 		Reason: "the checkout was " + string(c.Status) + " when the card payment completed",
 	})
+	o.Network = res.Network
+	return o
 }

@@ -137,7 +137,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 
 	callbacksWake, refundsWake := worker.NewWaker(), worker.NewWaker()
 	store.SetNotify(callbacksWake.Wake, refundsWake.Wake)
-	store.SetRailsOrders(c.Rails == "iso20022")
+	if c.Rails == iso20022.Name {
+		store.SetRails(iso20022.Name)
+	}
 
 	// The sandbox's simulated network, one for the test endpoints, the
 	// pages' simulators and the auto aliases; none in production.
@@ -235,9 +237,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		// Connections to the connector are kept alive, one for each
 		// delivery the orders passes (claimed and handed) run at once.
 		conns := (worker.OrderLoops + worker.HandedLoops) * worker.OrderParallel
-		var out payd.Rails = &iso20022.Rails{URL: c.RailsURL, Key: c.RailsKey, BIC: c.RailsBIC, Clock: clock, Client: iso20022.NewClient(conns)}
+		out := &payd.Networks{Rails: iso20022.Name, ByName: map[string]payd.Rails{
+			iso20022.Name: &iso20022.Rails{URL: c.RailsURL, Key: c.RailsKey, BIC: c.RailsBIC, Clock: clock, Client: iso20022.NewClient(conns)}}}
 		if acquirer != nil {
-			out = ordersTo{rails: out, cards: acquirer}
+			out.Cards, out.ByName[maibecomm.Name] = maibecomm.Name, acquirer
 		}
 		// Two passes at once, as for callbacks: one gathers while the other
 		// waits for its slowest delivery (worker.OrderLoops).
@@ -252,9 +255,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		// While a network is away, new orders wait unleased (worker/away.go);
 		// payd_rails_away says so, by network (its name → the orders' route).
 		store.HoldOrders(orders.Holding)
-		routes := map[string]string{"rails": ""}
+		routes := map[string]string{"rails": out.Rails}
 		if acquirer != nil {
-			routes = map[string]string{"rails": "rails", "cards": "cards"}
+			routes["cards"] = out.Cards
 		}
 		for network, route := range routes {
 			api.Registry().MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "payd_rails_away",
@@ -275,7 +278,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	if acquirer != nil {
 		api.Mount("POST "+maibecomm.CallbackPath, &maibecomm.Callback{Client: acquirer, Ledger: store, Clock: clock, Log: log})
-		loop("cards", worker.CardInterval, nil, 32, (&worker.Cards{Store: store, Gateway: acquirer, Clock: clock, Log: log}).RunOnce)
+		loop("cards", worker.CardInterval, nil, 32, (&worker.Cards{Store: store, Network: maibecomm.Name, Gateway: acquirer, Clock: clock, Log: log}).RunOnce)
 	}
 
 	loop("gauges", httpapi.GaugeInterval, nil, 0, api.RefreshGauges)
@@ -407,27 +410,4 @@ func servePprof(ctx context.Context, addr string, log *slog.Logger) error {
 		}
 	}()
 	return nil
-}
-
-// ordersTo hands each order of the outbox to the network it is for: a
-// card order to the card acquirer, every other to the payment rails.
-type ordersTo struct {
-	rails, cards payd.Rails
-}
-
-func (o ordersTo) Deliver(ctx context.Context, ord *payd.RailsOrder) (payd.Taken, error) {
-	if o.Route(ord) == "cards" {
-		return o.cards.Deliver(ctx, ord)
-	}
-	return o.rails.Deliver(ctx, ord)
-}
-
-// Route names the network ord goes to (payd.RailsRouter): the acquirer
-// being unavailable holds only the card orders, the connector only the
-// others.
-func (o ordersTo) Route(ord *payd.RailsOrder) string {
-	if ord.Kind == payd.OrderCardRefund || ord.Kind == payd.OrderCardReverse {
-		return "cards"
-	}
-	return "rails"
 }

@@ -81,8 +81,8 @@ func (s *Store) ClaimCardSession(ctx context.Context, checkoutID, merchantID str
 func (s *Store) OpenCardSession(ctx context.Context, id string, sess payd.CardSession, now time.Time) error {
 	return s.inTx(ctx, func(t *tx) error {
 		next, _ := payd.NextCardPoll(now, 0)
-		res, err := t.exec(ctx, `UPDATE card_sessions SET state = 'open', acquirer_id = ?, pay_url = ?, opened_at = ?, lease_until = NULL,
-			next_poll_at = ? WHERE id = ? AND state = 'creating'`, sess.ID, sess.URL, ms(now), ms(next), id)
+		res, err := t.exec(ctx, `UPDATE card_sessions SET state = 'open', network = ?, acquirer_id = ?, pay_url = ?, opened_at = ?,
+			lease_until = NULL, next_poll_at = ? WHERE id = ? AND state = 'creating'`, sess.Network, sess.ID, sess.URL, ms(now), ms(next), id)
 		if err != nil {
 			return fmt.Errorf("open card session: %w", err)
 		}
@@ -137,10 +137,12 @@ type DueCard struct {
 	Polls                  int
 }
 
-// DueCardSessions are up to limit open sessions whose next ask is due.
-func (s *Store) DueCardSessions(ctx context.Context, now time.Time, limit int) ([]DueCard, error) {
+// DueCardSessions are up to limit open sessions at the acquirer network
+// whose next ask is due. Sessions opened before sessions recorded their
+// acquirer (”) are any acquirer's: a deployment had one.
+func (s *Store) DueCardSessions(ctx context.Context, network string, now time.Time, limit int) ([]DueCard, error) {
 	rows, err := s.query(ctx, `SELECT acquirer_id, checkout_id, opened_at, polls FROM card_sessions
-		WHERE state = 'open' AND next_poll_at <= ? ORDER BY next_poll_at`+rowLimit(limit), ms(now))
+		WHERE state = 'open' AND next_poll_at <= ? AND network IN (?, '') ORDER BY next_poll_at`+rowLimit(limit), ms(now), network)
 	if err != nil {
 		return nil, err
 	}

@@ -144,7 +144,7 @@ func TestCardCallbackHanded(t *testing.T) {
 // late approval of an abandoned session still counts.
 func TestHostedCardOutcomes(t *testing.T) {
 	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
-		s.SetRailsOrders(true)
+		s.SetRails("iso20022")
 		m, _ := newMerchant(t, s, 0)
 		now := storetest.Epoch
 		amount := payd.Money(12050)
@@ -276,7 +276,7 @@ func TestCardSessionAskedOnceAWhile(t *testing.T) {
 // approval whose amount the acquirer did not say is given back.
 func TestLateCardApprovals(t *testing.T) {
 	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
-		s.SetRailsOrders(true)
+		s.SetRails("iso20022")
 		m, _ := newMerchant(t, s, 0)
 		now := storetest.Epoch
 		amount := payd.Money(12050)
@@ -392,7 +392,7 @@ func TestLateCardApprovals(t *testing.T) {
 // given back (the card).
 func TestCardApprovalRacesQRCredit(t *testing.T) {
 	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
-		s.SetRailsOrders(true)
+		s.SetRails("iso20022")
 		m, _ := newMerchant(t, s, 0)
 		now := storetest.Epoch
 		amount := payd.Money(12050)

@@ -211,13 +211,14 @@ var insertRTPs = func() string {
 
 // insertRTPsWithOrders inserts the RTPs and their outbox rows in one
 // statement (so in one transaction): the RTP's arrays, then the orders'
-// id, kind, merchant_id, object_id, data, next_attempt_at, created_at,
-// lease_owner, lease_until (NULL unless handed over: handover.go).
+// id, kind, network, merchant_id, object_id, data, next_attempt_at,
+// created_at, lease_owner, lease_until (NULL unless handed over:
+// handover.go).
 var insertRTPsWithOrders = "WITH r AS (" + insertRTPs + `) INSERT INTO rails_orders
-	(id, kind, merchant_id, object_id, data, state, attempts, next_attempt_at, created_at, lease_owner, lease_until)
-	SELECT id, kind, merchant_id, object_id, data, 'pending', 0, next_attempt_at, created_at, lease_owner, lease_until
-	FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::bigint[])
-	AS o(id, kind, merchant_id, object_id, data, next_attempt_at, created_at, lease_owner, lease_until)`
+	(id, kind, network, merchant_id, object_id, data, state, attempts, next_attempt_at, created_at, lease_owner, lease_until)
+	SELECT id, kind, network, merchant_id, object_id, data, 'pending', 0, next_attempt_at, created_at, lease_owner, lease_until
+	FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::bigint[])
+	AS o(id, kind, network, merchant_id, object_id, data, next_attempt_at, created_at, lease_owner, lease_until)`
 
 func (c *rtpInserter) serve(ins []rtpInsert) {
 	ctx, cancel := context.WithTimeout(context.Background(), coalesceTimeout)
@@ -279,8 +280,8 @@ func (c *rtpInserter) insertOne(ctx context.Context, q rtpInsert) error {
 // insert of a batch has its order, or none has: the rails take orders or
 // not), each with its lease when it is handed over (handover.go).
 func (c *rtpInserter) orderColumns(ins []rtpInsert) ([]any, error) {
-	ids, kinds, merchants, objects, data := make([]string, len(ins)), make([]string, len(ins)), make([]string, len(ins)),
-		make([]string, len(ins)), make([]string, len(ins))
+	ids, kinds, networks, merchants, objects, data := make([]string, len(ins)), make([]string, len(ins)), make([]string, len(ins)),
+		make([]string, len(ins)), make([]string, len(ins)), make([]string, len(ins))
 	next, created := make([]int64, len(ins)), make([]int64, len(ins))
 	owners, untils := make([]*string, len(ins)), make([]*int64, len(ins))
 	for i, q := range ins {
@@ -288,13 +289,13 @@ func (c *rtpInserter) orderColumns(ins []rtpInsert) ([]any, error) {
 		if o == nil {
 			return nil, fmt.Errorf("coalesced insert: an RTP without its order")
 		}
-		ids[i], kinds[i], merchants[i], objects[i], data[i] = o.ID, string(o.Kind), o.MerchantID, o.ObjectID, q.data
+		ids[i], kinds[i], networks[i], merchants[i], objects[i], data[i] = o.ID, string(o.Kind), o.Network, o.MerchantID, o.ObjectID, q.data
 		next[i], created[i] = ms(o.NextAttemptAt), ms(o.CreatedAt)
 		if owner, until, ok := c.s.orderLease(o); ok {
 			owners[i], untils[i] = &owner, &until
 		}
 	}
-	return []any{ids, kinds, merchants, objects, data, next, created, owners, untils}, nil
+	return []any{ids, kinds, networks, merchants, objects, data, next, created, owners, untils}, nil
 }
 
 // prepare makes q's row values (texts, ints) and its order's JSON (data).

@@ -242,7 +242,7 @@ func concurrently(t *testing.T, n int, f func(g int) error) {
 // its pain.013 order, on both engines: no RTP without its order.
 func TestCoalescedCreatesWithOrders(t *testing.T) {
 	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
-		s.SetRailsOrders(true)
+		s.SetRails("iso20022")
 		m, _ := newMerchant(t, s, 0)
 		before := s.CoalescedInserts()
 		const n = 64

@@ -74,9 +74,9 @@ type Store struct {
 	statementsTaken atomic.Int64
 	// bankLoc is the bank's time zone (SetBankLocation).
 	bankLoc atomic.Pointer[time.Location]
-	// orders: the rails take outbound orders (RTP delivery and cancel,
-	// refund returns), written to the rails outbox with their changes.
-	orders bool
+	// rails is the network RTPs, their cancels and QR registrations go
+	// to (SetRails); "" when no network takes orders (the sandbox).
+	rails string
 	// sealer seals secrets payd must read back (seal.go).
 	sealer *sealer
 	// writesRefused: SQLite's last commit failed for want of the database

@@ -15,7 +15,7 @@ import (
 
 const paymentCols = `p.id, p.merchant_id, p.kind, p.rtp_id, p.qr_id, p.extension_id, p.checkout_id,
 	p.reference_number, p.amount, p.commission, p.currency, p.description, p.order_id, p.terminal_id,
-	p.sender_name, p.sender_iban, p.card_mask, p.approval_code, p.network_ref, p.failed, p.requested_refund, p.refunded,
+	p.sender_name, p.sender_iban, p.card_mask, p.approval_code, p.network, p.network_ref, p.failed, p.requested_refund, p.refunded,
 	p.first_refunded_at, p.last_refunded_at, p.executed_at, m.iban, m.mcc`
 
 const paymentFrom = ` FROM payments p JOIN merchants m ON m.id = p.merchant_id`
@@ -28,7 +28,7 @@ func scanPayment(sc scanner) (*payd.Payment, error) {
 	var first, last sql.NullInt64
 	var executed int64
 	err := sc.Scan(&p.ID, &p.MerchantID, &kind, &rtp, &qr, &ext, &co, &p.ReferenceNumber, &p.Amount, &p.Commission,
-		&p.Currency, &desc, &order, &term, &sname, &siban, &mask, &appr, &nref, &failed, &p.RequestedRefund, &p.Refunded,
+		&p.Currency, &desc, &order, &term, &sname, &siban, &mask, &appr, &p.Network, &nref, &failed, &p.RequestedRefund, &p.Refunded,
 		&first, &last, &executed, &iban, &p.MCC)
 	if err != nil {
 		return nil, notFound(err)
@@ -125,11 +125,11 @@ func (t *tx) insertPayment(ctx context.Context, p *payd.Payment, callbackURL str
 	}
 	err := t.write(ctx, -1, nil, `INSERT INTO payments (id, merchant_id, kind, rtp_id, qr_id, extension_id, checkout_id,
 		reference_number, amount, commission, currency, description, order_id, terminal_id, sender_name, sender_iban,
-		card_mask, approval_code, network_ref, failed, executed_at, callback_url)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		card_mask, approval_code, network, network_ref, failed, executed_at, callback_url)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		p.ID, p.MerchantID, string(p.Kind), nullStr(p.RTPID), nullStr(p.QRID), nullStr(p.ExtensionID), nullStr(p.CheckoutID),
 		p.ReferenceNumber, p.Amount, p.Commission, p.Currency, nullStr(p.Description), nullStr(p.OrderID), nullStr(p.TerminalID),
-		nullStr(p.SenderName), nullStr(p.SenderIBAN), nullStr(p.CardMask), nullStr(p.ApprovalCode), nullStr(p.NetworkRef), failed,
+		nullStr(p.SenderName), nullStr(p.SenderIBAN), nullStr(p.CardMask), nullStr(p.ApprovalCode), p.Network, nullStr(p.NetworkRef), failed,
 		ms(p.ExecutedAt), nullStr(callbackURL))
 	if err != nil {
 		return fmt.Errorf("insert payment: %w", err)

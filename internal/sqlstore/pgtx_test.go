@@ -93,7 +93,7 @@ func TestRoundTrips(t *testing.T) {
 	}
 	// An RTP created alone, with its pain.013 (the rails take orders):
 	// both rows in one statement, in autocommit.
-	s.SetRailsOrders(true)
+	s.SetRails("iso20022")
 	least("an RTP with its pain.013", 1, func() { newRTP(t, s, m, "37369112221", now) })
 	n := 0
 	least("a transaction of queued writes", 1, func() {

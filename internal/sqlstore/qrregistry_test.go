@@ -59,7 +59,7 @@ func registrations(t *testing.T, s *sqlstore.Store, now time.Time) map[string][]
 func TestQRRegistryOrders(t *testing.T) {
 	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
 		now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-		s.SetRailsOrders(true)
+		s.SetRails("iso20022")
 		s.SetQRRegistry("AGR")
 		shop := newReconShop(t, s, 0, now) // a Static QR, created with the registry on
 		shop.credit(t, 500, "TX1", now.Add(time.Minute))

@@ -14,11 +14,14 @@ import (
 
 // The rails outbox (orders to the network) and inbox (messages from it).
 
-// SetRailsOrders makes the store write rails orders with the changes that
-// cause them (for rails that deliver RTPs and refunds over a network).
-func (s *Store) SetRailsOrders(on bool) { s.orders = on }
+// SetRails makes the store write outbound orders with the changes that
+// cause them, for a deployment whose rails (the registered network named
+// network) deliver RTPs and refunds: RTPs, their cancels and QR
+// registrations go to that network, a refund to its payment's network. ""
+// writes none (the sandbox's network settles in-process).
+func (s *Store) SetRails(network string) { s.rails = network }
 
-const orderCols = `id, kind, merchant_id, object_id, data, attempts, next_attempt_at, created_at, delivered_at, last_error`
+const orderCols = `id, kind, network, merchant_id, object_id, data, attempts, next_attempt_at, created_at, delivered_at, last_error`
 
 func scanOrder(sc scanner) (*payd.RailsOrder, error) {
 	var o payd.RailsOrder
@@ -26,7 +29,7 @@ func scanOrder(sc scanner) (*payd.RailsOrder, error) {
 	var next, created int64
 	var delivered sql.NullInt64
 	var lastErr sql.NullString
-	if err := sc.Scan(&o.ID, &kind, &o.MerchantID, &o.ObjectID, &data, &o.Attempts, &next, &created, &delivered, &lastErr); err != nil {
+	if err := sc.Scan(&o.ID, &kind, &o.Network, &o.MerchantID, &o.ObjectID, &data, &o.Attempts, &next, &created, &delivered, &lastErr); err != nil {
 		return nil, notFound(err)
 	}
 	o.Kind = payd.OrderKind(kind)
@@ -44,14 +47,26 @@ func (t *tx) insertOrder(ctx context.Context, o *payd.RailsOrder) error {
 	if err != nil {
 		return err
 	}
+	t.s.route(o)
 	owner, until := leaseArgs(t.s.orderLease(o)) // NULL unless handed over (handover.go)
-	_, err = t.exec(ctx, `INSERT INTO rails_orders (id, kind, merchant_id, object_id, data, state, attempts, next_attempt_at, created_at,
-		lease_owner, lease_until) VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?)`, o.ID, string(o.Kind), o.MerchantID, o.ObjectID, string(data),
+	_, err = t.exec(ctx, `INSERT INTO rails_orders (id, kind, network, merchant_id, object_id, data, state, attempts, next_attempt_at, created_at,
+		lease_owner, lease_until) VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?)`, o.ID, string(o.Kind), o.Network, o.MerchantID, o.ObjectID, string(data),
 		ms(o.NextAttemptAt), ms(o.CreatedAt), owner, until)
 	if err != nil {
 		return fmt.Errorf("queue rails order: %w", err)
 	}
 	return nil
+}
+
+// route gives an order that names no network the deployment's rails: the
+// orders the rails carry (RTPs, QR registrations) and the refund of a
+// payment recorded before payments named their network, which came in over
+// the rails. A card order without one (a payment recorded before) is left
+// to go by its kind to the card acquirer (worker.Orders).
+func (s *Store) route(o *payd.RailsOrder) {
+	if o.Network == "" && !o.Kind.CardKind() {
+		o.Network = s.rails
+	}
 }
 
 // ClaimOrders leases up to limit due rails orders to owner until

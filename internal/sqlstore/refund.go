@@ -62,7 +62,7 @@ func (s *Store) CreateRefund(ctx context.Context, merchantID, payID string, in p
 		if err != nil {
 			return fmt.Errorf("insert refund: %w", err)
 		}
-		if !s.orders {
+		if s.rails == "" {
 			return nil
 		}
 		m, err := t.merchant(ctx, merchantID)

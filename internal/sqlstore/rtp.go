@@ -56,8 +56,9 @@ func rtpArgs(r *payd.RTP) []any {
 // its transaction, and handed to the orders loop once committed.
 func (s *Store) CreateRTP(ctx context.Context, m *payd.Merchant, r *payd.RTP) error {
 	var order *payd.RailsOrder
-	if s.orders {
+	if s.rails != "" {
 		order = payd.SendRTPOrder(m, r, r.CreatedAt)
+		s.route(order)
 		s.held(order)
 	}
 	if err := s.insertRTP(ctx, r, order); err != nil {
@@ -173,7 +174,7 @@ func (s *Store) CancelRTP(ctx context.Context, merchantID, id, reason string, no
 		if err := t.saveRTP(ctx, r, from); err != nil {
 			return err
 		}
-		if !s.orders {
+		if s.rails == "" {
 			return nil
 		}
 		m, err := t.merchant(ctx, r.MerchantID)
@@ -182,7 +183,7 @@ func (s *Store) CancelRTP(ctx context.Context, merchantID, id, reason string, no
 		}
 		return t.insertOrder(ctx, payd.CancelRTPOrder(m, r, now))
 	})
-	if err == nil && s.orders {
+	if err == nil && s.rails != "" {
 		s.queuedOrders()
 	}
 	return r, err

@@ -244,7 +244,7 @@ func TestRefundCallbackHanded(t *testing.T) {
 
 		// A refund the network settles as it takes its order (an acquirer
 		// answers at once): the settlement's callback is handed too.
-		s.SetRailsOrders(true)
+		s.SetRails("iso20022")
 		r2 := newRTP(t, s, m, "37369112222", now)
 		_, p2, err := s.CreditRTP(ctx, m.ID, payd.Credit{TargetID: r2.ID, PayerName: payd.TestRTPPayer, PayerIBAN: payd.TestIBAN}, now)
 		if err != nil {
@@ -553,7 +553,7 @@ func TestRTPStatusCountsKept(t *testing.T) {
 // pending under the caller's lease, on each engine's statement.
 func TestOrdersDelivered(t *testing.T) {
 	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
-		s.SetRailsOrders(true)
+		s.SetRails("iso20022")
 		m, _ := newMerchant(t, s, 0)
 		now := storetest.Epoch
 		for _, alias := range []string{"37369112221", "37369112222", "37369112223"} {

@@ -55,7 +55,7 @@ func (r *awayRails) set(down bool) {
 // back every order is taken, each once.
 func TestOrdersWaitWhileTheConnectorIsAway(t *testing.T) {
 	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
-		s.SetRailsOrders(true)
+		s.SetRails("iso20022")
 		now := storetest.Epoch
 		clock := payd.NewFakeClock(now)
 		m := ordersShop(t, s, now)

@@ -19,6 +19,7 @@ const CardInterval = 5 * time.Second
 // its payer long before, and the checkout ends by its own expiry.
 type Cards struct {
 	Store   *sqlstore.Store
+	Network string // the acquirer's registered name: the sessions it is asked about
 	Gateway payd.CardGateway
 	Clock   payd.Clock
 	Log     *slog.Logger
@@ -30,7 +31,7 @@ func (c *Cards) RunOnce(ctx context.Context) (int, error) {
 	if c.Batch == 0 {
 		c.Batch = 32
 	}
-	due, err := c.Store.DueCardSessions(ctx, c.Clock.Now(), c.Batch)
+	due, err := c.Store.DueCardSessions(ctx, c.Network, c.Clock.Now(), c.Batch)
 	if err != nil {
 		return 0, err
 	}

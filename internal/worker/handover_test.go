@@ -37,7 +37,7 @@ func runHanded(t *testing.T, run func(context.Context)) {
 // instance "a", and makes a merchant to send them for.
 func handedShop(t *testing.T, s *sqlstore.Store) (time.Time, *payd.FakeClock, *payd.Merchant) {
 	t.Helper()
-	s.SetRailsOrders(true)
+	s.SetRails("iso20022")
 	now := storetest.Epoch
 	clock := payd.NewFakeClock(now)
 	s.HandOrders("a", 30*time.Second, clock)
@@ -186,7 +186,7 @@ func TestHandedOrderOutlivesItsInstance(t *testing.T) {
 // instance stops is released to the claims.
 func TestHandedQueueFull(t *testing.T) {
 	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
-		s.SetRailsOrders(true)
+		s.SetRails("iso20022")
 		now := storetest.Epoch
 		clock := payd.NewFakeClock(now)
 		const capacity = 5

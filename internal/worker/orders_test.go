@@ -52,7 +52,7 @@ func (r *recordingRails) Deliver(ctx context.Context, o *payd.RailsOrder) (payd.
 // when the connector refused the pain.013 once; every order delivered once.
 func TestOrdersKeepEachObjectsOrder(t *testing.T) {
 	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
-		s.SetRailsOrders(true)
+		s.SetRails("iso20022")
 		now := storetest.Epoch
 		cr, err := s.CreateMerchant(ctx, sqlstore.MerchantOptions{Name: "Shop", IBAN: "MD24AG000225100013104168"}, now)
 		if err != nil {
@@ -112,7 +112,7 @@ func (r stoppingRails) Deliver(context.Context, *payd.RailsOrder) (payd.Taken, e
 // be sent again once their lease runs out.
 func TestOrdersTakenAtAStopAreMarked(t *testing.T) {
 	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
-		s.SetRailsOrders(true)
+		s.SetRails("iso20022")
 		now := storetest.Epoch
 		m := ordersShop(t, s, now)
 		for range 3 {
@@ -145,7 +145,7 @@ func (r *refusingRails) Deliver(context.Context, *payd.RailsOrder) (payd.Taken, 
 // and never sent again.
 func TestRefusedOrderIsKeptFailed(t *testing.T) {
 	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
-		s.SetRailsOrders(true)
+		s.SetRails("iso20022")
 		now := storetest.Epoch
 		cr, err := s.CreateMerchant(ctx, sqlstore.MerchantOptions{Name: "Shop", IBAN: "MD24AG000225100013104168"}, now)
 		if err != nil {

@@ -270,7 +270,7 @@ func (c *Client) StartCard(ctx context.Context, co *payd.Checkout, in payd.CardS
 	if res.PayID == "" || res.PayURL == "" {
 		return payd.CardSession{}, errors.New("acquirer: /v1/pay answered without payId or payUrl")
 	}
-	return payd.CardSession{ID: res.PayID, URL: res.PayURL}, nil
+	return payd.CardSession{Network: Name, ID: res.PayID, URL: res.PayURL}, nil
 }
 
 // MinAmount is the smallest payment the acquirer takes (its /v1/pay
@@ -326,7 +326,7 @@ func (c *Client) checkoutOf(ctx context.Context, id string) (string, payd.CardOu
 // is missing or unreadable is left unknown (nil): the domain does not
 // take an approval of an unknown amount as the checkout's.
 func outcome(id string, pi payInfo) (payd.CardOutcome, error) {
-	res := payd.CardResult{Reference: id, RRN: pi.RRN, Mask: mask(pi.CardNumber), Holder: cut(pi.ClientName, payd.MaxPayerName),
+	res := payd.CardResult{Network: Name, Reference: id, RRN: pi.RRN, Mask: mask(pi.CardNumber), Holder: cut(pi.ClientName, payd.MaxPayerName),
 		Currency: pi.Currency, Amount: money(pi.Amount)}
 	switch pi.Status {
 	case "OK":

@@ -65,6 +65,10 @@ func VerifyValues(raw, sig, key string, body []byte, now time.Time) error {
 	return nil
 }
 
+// Name is the network's name (PAYD_RAILS=iso20022), which its payments
+// and orders record.
+const Name = "iso20022"
+
 // Rails is the adapter: outbound orders to the connector, and (Inbound)
 // the endpoint the connector posts to.
 type Rails struct {

@@ -201,7 +201,7 @@ func answerID(msgID string) string {
 func rejected(code string) string { return StatusRejected + ":" + code }
 
 func (in *Inbound) applyCredit(ctx context.Context, l payd.Ledger, tx CreditTx, now time.Time) (string, error) {
-	c := payd.Credit{Currency: tx.Amt.Ccy, PayerName: tx.Dbtr.Name, PayerIBAN: tx.DbtrAcct.IBANValue(), Reference: tx.PmtID.TxID,
+	c := payd.Credit{Network: Name, Currency: tx.Amt.Ccy, PayerName: tx.Dbtr.Name, PayerIBAN: tx.DbtrAcct.IBANValue(), Reference: tx.PmtID.TxID,
 		Routed: true, CreditorIBAN: payd.NormalizeIBAN(tx.CdtrAcct.IBANValue())}
 	target, ok := ParseMsgID(tx.PmtID.EndToEndID)
 	if !ok {

@@ -300,7 +300,7 @@ func TestStrictReading(t *testing.T) {
 func TestRefundStatusFollowsItsReturn(t *testing.T) {
 	storetest.Engines(t, func(t *testing.T, s *sqlstore.Store, _ string) {
 		e := newInboundEnv(t, s)
-		s.SetRailsOrders(true)
+		s.SetRails("iso20022")
 		ctx := t.Context()
 		if code, st, _, _ := e.credit(credit{msgID: "R1", e2e: ID(e.qr), cdtrIBAN: shopIBAN, amount: "20.00"}); code != 200 || st != StatusCredited {
 			t.Fatalf("credit: %d %s", code, st)

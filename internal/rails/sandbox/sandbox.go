@@ -17,6 +17,10 @@ import (
 	"payd"
 )
 
+// Name is the sandbox network's name (PAYD_RAILS=sandbox), which its
+// payments record.
+const Name = "sandbox"
+
 // Store is what the sandbox's network reads and writes besides the
 // Ledger: the auto aliases' due decisions, the refunds to take and
 // settle, and the merchants on the test clock.
@@ -60,7 +64,7 @@ func (p *Payer) NewRTP(r *payd.RTP, now time.Time) error {
 // given, must equal the RTP's.
 func (p *Payer) AcceptRTP(ctx context.Context, merchantID, rtpID string, amount *payd.Money, now time.Time) (*payd.RTP, *payd.Payment, error) {
 	return p.Ledger.CreditRTP(payd.WithCause(ctx, payd.CausePayer), merchantID, payd.Credit{
-		TargetID: rtpID, Amount: amount, PayerName: payd.TestRTPPayer, PayerIBAN: payd.TestIBAN,
+		Network: Name, TargetID: rtpID, Amount: amount, PayerName: payd.TestRTPPayer, PayerIBAN: payd.TestIBAN,
 	}, now)
 }
 
@@ -73,7 +77,7 @@ func (p *Payer) RejectRTP(ctx context.Context, merchantID, rtpID string, now tim
 // payer's details as entered.
 func (p *Payer) PayQR(ctx context.Context, merchantID string, in payd.PayInput, now time.Time) (*payd.QR, *payd.Payment, error) {
 	return p.Ledger.CreditQR(payd.WithCause(ctx, payd.CausePayer), merchantID, payd.Credit{
-		TargetID: in.QRID, Amount: in.Amount, Currency: in.Currency, PayerName: in.PayerName, PayerIBAN: in.IBAN,
+		Network: Name, TargetID: in.QRID, Amount: in.Amount, Currency: in.Currency, PayerName: in.PayerName, PayerIBAN: in.IBAN,
 	}, now)
 }
 
@@ -85,7 +89,7 @@ var _ payd.CardAcquirer = Cards{}
 
 // Authorize answers for a well-formed card.
 func (Cards) Authorize(_ context.Context, c *payd.Checkout, card payd.Card) (payd.CardResult, error) {
-	res := payd.CardResult{Approved: card.Approved(), Mask: card.Mask(), Holder: card.Holder}
+	res := payd.CardResult{Network: Name, Approved: card.Approved(), Mask: card.Mask(), Holder: card.Holder}
 	if res.Approved {
 		res.ApprovalCode = approvalCode(c.ID + card.Mask())
 	}
