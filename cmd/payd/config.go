@@ -11,10 +11,11 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
-	"payd"
-	"payd/internal/acquirer/maibecomm"
+	"payd/internal/network"
+	"payd/internal/rails/sandbox"
 	"payd/internal/worker"
 )
 
@@ -51,19 +52,13 @@ type config struct {
 	Retention         time.Duration
 	SecretKey         string
 	Instance          string
-	Rails             string // sandbox or iso20022
-	RailsURL          string
-	RailsKey          string
-	RailsBIC          string
-	RailsPSP          string // the PSP code of the QR registry's links (default: the BIC's first three letters)
+	Rails             string // sandbox, or a registered rails network's name (internal/network)
 	OperatorToken     string
-	CardAcquirer      string // "" (no cards in production) or maib-ecomm
-	AcquirerURL       string
-	AcquirerProject   string
-	AcquirerSecret    string
-	AcquirerSignKey   string
-	CallbackAllow     []netip.Prefix
-	TrustedProxies    []netip.Prefix
+	CardAcquirer      string // "" (no cards in production) or a registered acquirer's name
+	// Net holds every registered network's settings, by flag name.
+	Net            network.Values
+	CallbackAllow  []netip.Prefix
+	TrustedProxies []netip.Prefix
 }
 
 func (c *config) sandbox() bool { return c.Mode == "sandbox" }
@@ -157,27 +152,11 @@ var settings = []setting{
 	{"secret-key", "PAYD_SECRET_KEY", "", "the operator key sealing signature keys at rest: 32 bytes in Base64 (required in production; the sandbox on SQLite makes PATH.key beside its database when it is not set)", func(c *config, v string) error { c.SecretKey = v; return nil }},
 	{"metrics-addr", "PAYD_METRICS_ADDR", "", "serve /metrics on this address of its own (production serves it nowhere else)", func(c *config, v string) error { c.MetricsAddr = v; return nil }},
 	{"pprof-addr", "PAYD_PPROF_ADDR", "", "serve net/http/pprof on this loopback address (off when empty)", func(c *config, v string) error { c.PprofAddr = v; return nil }},
-	{"rails", "PAYD_RAILS", "", "the payment networks' adapter: sandbox (the only one in sandbox mode) or iso20022 (required in production)", func(c *config, v string) error {
-		if v != "" && v != "sandbox" && v != "iso20022" {
-			return fmt.Errorf("rails must be sandbox or iso20022, not %q", v)
+	{"rails", "PAYD_RAILS", "", "", func(c *config, v string) error {
+		if _, ok := network.Lookup(network.Rails, v); v != "" && v != sandbox.Name && !ok {
+			return fmt.Errorf("rails must be %s or %s, not %q", sandbox.Name, strings.Join(network.Names(network.Rails), " or "), v)
 		}
 		c.Rails = v
-		return nil
-	}},
-	{"rails-url", "PAYD_RAILS_URL", "", "the ISO 20022 connector's URL (iso20022 rails)", func(c *config, v string) error { c.RailsURL = v; return nil }},
-	{"rails-key", "PAYD_RAILS_KEY", "", "the shared secret signing rails messages both ways (iso20022 rails)", func(c *config, v string) error { c.RailsKey = v; return nil }},
-	{"rails-bic", "PAYD_RAILS_BIC", "", "the BIC of the operator's bank, the merchants' agent in every rails message (iso20022 rails, required)", func(c *config, v string) error {
-		if v != "" && !bicRE.MatchString(v) {
-			return fmt.Errorf("%q is not a BIC (8 or 11 letters and digits: bank, country, location, branch)", v)
-		}
-		c.RailsBIC = v
-		return nil
-	}},
-	{"rails-psp", "PAYD_RAILS_PSP", "", "the operator's PSP code in the National Bank's QR registry, three capital letters, in every QR's MIA link (iso20022 rails; default: the BIC's first three)", func(c *config, v string) error {
-		if v != "" && !payd.PSPCodePattern.MatchString(v) {
-			return fmt.Errorf("%q is not a PSP code (three capital letters, e.g. AGR)", v)
-		}
-		c.RailsPSP = v
 		return nil
 	}},
 	{"operator-token", "PAYD_OPERATOR_TOKEN", "", "the operator's bearer token for the reconciliation report (at least 32 characters; unset: that report answers 401)", func(c *config, v string) error {
@@ -187,17 +166,13 @@ var settings = []setting{
 		c.OperatorToken = v
 		return nil
 	}},
-	{"card-acquirer", "PAYD_CARD_ACQUIRER", "", "production's card acquirer, whose own page takes the card: maib-ecomm (default: none, checkouts offer MIA QR only)", func(c *config, v string) error {
-		if v != "" && v != maibecomm.Name {
-			return fmt.Errorf("%q: the card acquirer must be %s (or unset: no cards)", v, maibecomm.Name)
+	{"card-acquirer", "PAYD_CARD_ACQUIRER", "", "", func(c *config, v string) error {
+		if _, ok := network.Lookup(network.Cards, v); v != "" && !ok {
+			return fmt.Errorf("%q: the card acquirer must be %s (or unset: no cards)", v, strings.Join(network.Names(network.Cards), " or "))
 		}
 		c.CardAcquirer = v
 		return nil
 	}},
-	{"acquirer-url", "PAYD_ACQUIRER_URL", "", "the acquirer API's base URL, e.g. https://api.maibmerchants.md", func(c *config, v string) error { c.AcquirerURL = v; return nil }},
-	{"acquirer-project-id", "PAYD_ACQUIRER_PROJECT_ID", "", "the acquirer project's id", func(c *config, v string) error { c.AcquirerProject = v; return nil }},
-	{"acquirer-project-secret", "PAYD_ACQUIRER_PROJECT_SECRET", "", "the acquirer project's secret", func(c *config, v string) error { c.AcquirerSecret = v; return nil }},
-	{"acquirer-signature-key", "PAYD_ACQUIRER_SIGNATURE_KEY", "", "the key verifying the acquirer's callbacks", func(c *config, v string) error { c.AcquirerSignKey = v; return nil }},
 	{"instance", "PAYD_INSTANCE", "", "this instance's name in leases (default host:pid)", func(c *config, v string) error { c.Instance = v; return nil }},
 	{"bank-timezone", "PAYD_BANK_TIMEZONE", "Europe/Chisinau", "the bank's time zone, whose calendar the statements' booking dates are in", func(c *config, v string) error {
 		loc, err := time.LoadLocation(v)
@@ -273,7 +248,49 @@ func intSetting(field func(*config) *int) func(*config, string) error {
 // secrets are the settings that hold a secret. Each can also be read from a
 // file (flag NAME-file, variable PAYD_…_FILE), so that it need not appear in
 // the process list or the environment.
-var secrets = map[string]bool{"secret-key": true, "rails-key": true, "acquirer-project-secret": true, "acquirer-signature-key": true, "operator-token": true}
+// Each network's own secrets are marked in its settings (network.Setting).
+var secrets = map[string]bool{"secret-key": true, "operator-token": true}
+
+// allSettings are the settings with every registered network's: a rails
+// network's after PAYD_RAILS, an acquirer's after PAYD_CARD_ACQUIRER. The
+// two name the registered networks in their help.
+var allSettings = sync.OnceValue(func() []setting {
+	var out []setting
+	for _, s := range settings {
+		var role network.Role
+		switch s.flag {
+		case "rails":
+			role = network.Rails
+			s.help = "the payment networks' adapter: " + sandbox.Name + " (the only one in sandbox mode) or " +
+				strings.Join(network.Names(role), " or ") + " (required in production)"
+		case "card-acquirer":
+			role = network.Cards
+			s.help = "production's card acquirer, whose own page takes the card: " + strings.Join(network.Names(role), " or ") +
+				" (default: none, checkouts offer MIA QR only)"
+		}
+		out = append(out, s)
+		for _, n := range network.All() {
+			if n.Role != role {
+				continue
+			}
+			for _, ns := range n.Settings {
+				if ns.Secret {
+					secrets[ns.Flag] = true
+				}
+				out = append(out, setting{flag: ns.Flag, env: ns.Env, def: ns.Default, help: ns.Help, apply: func(c *config, v string) error {
+					if ns.Parse != nil {
+						if err := ns.Parse(v); err != nil {
+							return err
+						}
+					}
+					c.Net[ns.Flag] = v
+					return nil
+				}})
+			}
+		}
+	}
+	return out
+})
 
 // errHelp: the user asked for a command's help, which was printed.
 var errHelp = errors.New("help")
@@ -289,6 +306,7 @@ func loadConfig(name string, args []string, getenv func(string) string, out io.W
 	cmd := findCommand(name)
 	offered := func(flag string) bool { return cmd == nil || cmd.flags == nil || findFlag(cmd.flags, flag) }
 	none := ""
+	settings := allSettings()
 	vals, files := make([]*string, len(settings)), make([]*string, len(settings))
 	for i, s := range settings {
 		vals[i], files[i] = &none, &none
@@ -311,7 +329,7 @@ func loadConfig(name string, args []string, getenv func(string) string, out io.W
 		}
 		return nil, nil, errUsage
 	}
-	c := &config{}
+	c := &config{Net: network.Values{}}
 	// mode first: other defaults depend on it.
 	order := append([]int{2}, 0, 1)
 	for i := 3; i < len(settings); i++ {
@@ -363,44 +381,53 @@ func loadConfig(name string, args []string, getenv func(string) string, out io.W
 }
 
 // checkRails enforces which rails each mode may use: the sandbox's
-// simulated network only in sandbox mode, a real one in production. serve
-// checks it; operator commands that only touch the database do not.
+// simulated network only in sandbox mode, a registered network in
+// production, with its settings. serve checks it; operator commands that
+// only touch the database do not.
 func (c *config) checkRails() error {
 	if err := c.checkAcquirer(); err != nil {
 		return err
 	}
+	names := strings.Join(network.Names(network.Rails), " or ")
 	if c.sandbox() {
-		if c.Rails == "iso20022" {
-			return fmt.Errorf("PAYD_RAILS: sandbox mode uses the sandbox rails only; iso20022 needs PAYD_MODE=production")
+		if c.Rails != "" && c.Rails != sandbox.Name {
+			return fmt.Errorf("PAYD_RAILS: sandbox mode uses the sandbox rails only; %s needs PAYD_MODE=production", c.Rails)
 		}
-		c.Rails = "sandbox"
+		c.Rails = sandbox.Name
 		return nil
 	}
 	switch c.Rails {
 	case "":
-		return fmt.Errorf("PAYD_RAILS: production needs real rails: set PAYD_RAILS=iso20022 with PAYD_RAILS_URL and PAYD_RAILS_KEY")
-	case "sandbox":
-		return fmt.Errorf("PAYD_RAILS: the sandbox rails move no money and are refused in production; set PAYD_RAILS=iso20022")
-	}
-	u, err := url.Parse(c.RailsURL)
-	if c.RailsURL == "" || err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-		return fmt.Errorf("PAYD_RAILS_URL: the connector's http(s) URL is required with PAYD_RAILS=iso20022")
-	}
-	if len(c.RailsKey) < 16 {
-		return fmt.Errorf("PAYD_RAILS_KEY: a shared secret of at least 16 characters is required with PAYD_RAILS=iso20022")
-	}
-	if c.RailsBIC == "" {
-		return fmt.Errorf("PAYD_RAILS_BIC: the BIC of the operator's bank (the merchants' agent in every message) is required with PAYD_RAILS=iso20022")
-	}
-	if c.RailsPSP == "" {
-		if c.RailsPSP = c.RailsBIC[:3]; !payd.PSPCodePattern.MatchString(c.RailsPSP) {
-			return fmt.Errorf("PAYD_RAILS_PSP: the BIC %s does not start with a PSP code (three letters); set the code the QR registry knows", c.RailsBIC)
+		var choices []string
+		for _, name := range network.Names(network.Rails) {
+			n, _ := network.Lookup(network.Rails, name)
+			choices = append(choices, strings.TrimSpace("PAYD_RAILS="+name+" "+n.Needs))
 		}
+		return fmt.Errorf("PAYD_RAILS: production needs real rails: set %s", strings.Join(choices, " or "))
+	case sandbox.Name:
+		return fmt.Errorf("PAYD_RAILS: the sandbox rails move no money and are refused in production; set PAYD_RAILS=%s", names)
 	}
-	return nil
+	n, _ := network.Lookup(network.Rails, c.Rails)
+	return c.checkNetwork(n)
 }
 
-var bicRE = regexp.MustCompile(`^[A-Z0-9]{4}[A-Z]{2}[A-Z0-9]{2}([A-Z0-9]{3})?$`)
+// checkNetwork runs a chosen network's own check of its settings.
+func (c *config) checkNetwork(n network.Network) error {
+	if n.Check == nil {
+		return nil
+	}
+	return n.Check(c.Net)
+}
+
+// qrRegistry is the PSP code of the QR registry the chosen rails' QRs
+// carry links of ("": none, as in the sandbox).
+func (c *config) qrRegistry() string {
+	n, ok := network.Lookup(network.Rails, c.Rails)
+	if !ok || n.QRRegistry == nil {
+		return ""
+	}
+	return n.QRRegistry(c.Net)
+}
 
 var schemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*:`)
 
@@ -424,8 +451,8 @@ var userinfoRE = regexp.MustCompile(`(://[^:/@\s]*):[^@/\s]*@`)
 func redact(s string) string { return userinfoRE.ReplaceAllString(s, "$1:xxxxx@") }
 
 // checkAcquirer enforces the card acquirer's settings: production only
-// (the sandbox takes its test cards on its own form), with its URL,
-// project and keys.
+// (the sandbox takes its test cards on its own form), with the acquirer's
+// own check.
 func (c *config) checkAcquirer() error {
 	if c.CardAcquirer == "" {
 		return nil
@@ -433,15 +460,6 @@ func (c *config) checkAcquirer() error {
 	if c.sandbox() {
 		return fmt.Errorf("PAYD_CARD_ACQUIRER: the sandbox takes its test cards on its own form; an acquirer needs PAYD_MODE=production")
 	}
-	u, err := url.Parse(c.AcquirerURL)
-	if c.AcquirerURL == "" || err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-		return fmt.Errorf("PAYD_ACQUIRER_URL: the acquirer API's http(s) base URL is required with PAYD_CARD_ACQUIRER=%s", c.CardAcquirer)
-	}
-	for env, v := range map[string]string{"PAYD_ACQUIRER_PROJECT_ID": c.AcquirerProject, "PAYD_ACQUIRER_PROJECT_SECRET": c.AcquirerSecret,
-		"PAYD_ACQUIRER_SIGNATURE_KEY": c.AcquirerSignKey} {
-		if v == "" {
-			return fmt.Errorf("%s is required with PAYD_CARD_ACQUIRER=%s", env, c.CardAcquirer)
-		}
-	}
-	return nil
+	n, _ := network.Lookup(network.Cards, c.CardAcquirer)
+	return c.checkNetwork(n)
 }

@@ -697,7 +697,7 @@ func TestCommandHelp(t *testing.T) {
 	c, _, err := loadConfig("serve", nil, func(k string) string {
 		return map[string]string{"PAYD_RAILS_KEY_FILE": keyFile}[k]
 	}, io.Discard, nil)
-	if err != nil || c.RailsKey != "a-shared-secret-from-a-file" {
-		t.Errorf("PAYD_RAILS_KEY_FILE: %q %v", c.RailsKey, err)
+	if err != nil || c.Net["rails-key"] != "a-shared-secret-from-a-file" {
+		t.Errorf("PAYD_RAILS_KEY_FILE: %q %v", c.Net["rails-key"], err)
 	}
 }

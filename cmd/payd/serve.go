@@ -15,9 +15,8 @@ import (
 	"time"
 
 	"payd"
-	"payd/internal/acquirer/maibecomm"
 	"payd/internal/httpapi"
-	"payd/internal/rails/iso20022"
+	"payd/internal/network"
 	"payd/internal/rails/sandbox"
 	"payd/internal/sqlstore"
 	"payd/internal/web"
@@ -65,8 +64,8 @@ func openStore(ctx context.Context, c *config, clock payd.Clock, note io.Writer)
 	if err == nil && c.BankLocation != nil {
 		store.SetBankLocation(c.BankLocation)
 	}
-	if err == nil && c.Rails == "iso20022" && c.RailsPSP != "" {
-		store.SetQRRegistry(c.RailsPSP) // every QR's url a MIA link, its changes told to the registry
+	if psp := c.qrRegistry(); err == nil && psp != "" {
+		store.SetQRRegistry(psp) // every QR's url a MIA link, its changes told to the registry
 	}
 	if err != nil {
 		return nil, err
@@ -137,35 +136,64 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 
 	callbacksWake, refundsWake := worker.NewWaker(), worker.NewWaker()
 	store.SetNotify(callbacksWake.Wake, refundsWake.Wake)
-	if c.Rails == iso20022.Name {
-		store.SetRails(iso20022.Name)
-	}
 
 	// The sandbox's simulated network, one for the test endpoints, the
 	// pages' simulators and the auto aliases; none in production.
 	var payer *sandbox.Payer
-	if c.Rails == "sandbox" {
+	if c.Rails == sandbox.Name {
 		payer = sandbox.New(store)
 	}
-	// Production's card acquirer, whose own page takes the card; none:
-	// checkouts offer MIA QR only.
-	var acquirer *maibecomm.Client
-	if c.CardAcquirer == maibecomm.Name {
-		acquirer = &maibecomm.Client{URL: c.AcquirerURL, ProjectID: c.AcquirerProject, ProjectSecret: c.AcquirerSecret,
-			SignatureKey: c.AcquirerSignKey, Clock: clock, HTTP: &http.Client{Timeout: 15 * time.Second}}
+	// Production's networks, registered by their packages (networks.go):
+	// the rails, and the card acquirer whose own page takes the card (none:
+	// checkouts offer MIA QR only). Each is asked to start here; what it
+	// serves on payd's listener is mounted once the API exists.
+	var api *httpapi.Server
+	var mounts []func()
+	host := &network.Host{Values: c.Net, PublicURL: c.PublicURL, Location: c.BankLocation, Clock: clock, Log: log,
+		Ledger: store, Inbox: store, Statements: store, StatementRefused: func(reason string) { api.StatementRefused(reason) },
+		// Connections to a network are kept alive, one for each delivery
+		// the orders passes (claimed and handed) run at once.
+		Conns: (worker.OrderLoops + worker.HandedLoops) * worker.OrderParallel,
+		Mount: func(pattern string, h http.Handler) { mounts = append(mounts, func() { api.Mount(pattern, h) }) }}
+	networks := &payd.Networks{ByName: map[string]payd.Rails{}}
+	var acquirer network.Started
+	for _, chosen := range []struct {
+		role network.Role
+		name string
+	}{{network.Rails, c.Rails}, {network.Cards, c.CardAcquirer}} {
+		n, ok := network.Lookup(chosen.role, chosen.name)
+		if !ok {
+			continue
+		}
+		started, err := n.Start(host)
+		if err != nil {
+			return fmt.Errorf("start %s: %w", n.Name, err)
+		}
+		if started.Orders != nil {
+			networks.ByName[n.Name] = started.Orders
+		}
+		if chosen.role == network.Rails {
+			networks.Rails = n.Name
+			store.SetRails(n.Name)
+		} else {
+			networks.Cards, acquirer = n.Name, started
+		}
 	}
 	webCfg := web.Config{Sandbox: c.sandbox(), PublicURL: c.PublicURL, Payer: payer}
-	if acquirer != nil {
-		webCfg.Gateway, webCfg.CardCallbackURL = acquirer, strings.TrimRight(c.PublicURL, "/")+maibecomm.CallbackPath
+	if acquirer.Gateway != nil {
+		webCfg.Gateway, webCfg.CardCallbackURL = acquirer.Gateway, acquirer.CallbackURL
 	}
 	pages := web.New(webCfg, store, clock, log)
-	api := httpapi.New(httpapi.Config{
+	api = httpapi.New(httpapi.Config{
 		Sandbox: c.sandbox(), PublicURL: c.PublicURL, TokenTTL: c.TokenTTL, MaxBodyBytes: c.MaxBodyBytes,
 		AllowHTTPURLs: c.AllowHTTPURLs, TokenRateClient: c.TokenRateClient, TokenRateAddr: c.TokenRateAddr, PageRateAddr: c.PageRateAddr,
 		RefundDelay: c.RefundDelay, CheckoutLife: c.CheckoutLife, Currencies: c.Currencies, Version: version,
 		MaxInFlight: c.MaxInFlight, QueueWait: c.QueueWait, AccessLog: access, TrustedProxies: c.TrustedProxies, Payer: payer,
 		OperatorToken: c.OperatorToken, StatementDeadline: c.StatementDeadline,
 	}, store, clock, log, pages)
+	for _, mount := range mounts {
+		mount()
+	}
 
 	srv := &http.Server{
 		Handler:           api,
@@ -227,58 +255,47 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if c.Retention > 0 {
 		loop("retention", worker.RetentionInterval, nil, 0, (&worker.Retention{Store: store, Clock: clock, Keep: c.Retention}).RunOnce)
 	}
-	switch c.Rails {
-	case "sandbox":
+	if c.Rails == sandbox.Name {
 		// The sandbox's network: refunds settle by their reason, the auto
 		// aliases decide. Nothing of it runs in production.
 		loop("refunds", worker.RefundInterval, refundsWake, 100, (&sandbox.Refunds{Store: store, Ledger: store, Clock: clock}).RunOnce)
 		loop("rtp-auto", worker.AutoInterval, nil, 100, (&sandbox.Decisions{Store: store, Payer: payer, Clock: clock, Log: log}).RunOnce)
-	case "iso20022":
-		// Connections to the connector are kept alive, one for each
-		// delivery the orders passes (claimed and handed) run at once.
-		conns := (worker.OrderLoops + worker.HandedLoops) * worker.OrderParallel
-		out := &payd.Networks{Rails: iso20022.Name, ByName: map[string]payd.Rails{
-			iso20022.Name: &iso20022.Rails{URL: c.RailsURL, Key: c.RailsKey, BIC: c.RailsBIC, Clock: clock, Client: iso20022.NewClient(conns)}}}
-		if acquirer != nil {
-			out.Cards, out.ByName[maibecomm.Name] = maibecomm.Name, acquirer
-		}
+	}
+	if len(networks.ByName) > 0 {
 		// Two passes at once, as for callbacks: one gathers while the other
 		// waits for its slowest delivery (worker.OrderLoops).
 		// An RTP's pain.013 is handed to them in memory at its commit, as
 		// callbacks are; what is not handed (cancels, refunds, retries,
-		// another instance's leftovers) is claimed.
-		orders := &worker.Orders{Store: store, Rails: out, Clock: clock, Log: log, Owner: instance, Lease: lease}
+		// another instance's leftovers) is claimed. Each order goes to the
+		// network it names (payd.Networks).
+		orders := &worker.Orders{Store: store, Rails: networks, Clock: clock, Log: log, Owner: instance, Lease: lease}
 		for range worker.OrderLoops {
 			loop("rails-orders", worker.RefundInterval, refundsWake, 256, orders.RunOnce)
 		}
 		store.HandOrders(instance, lease, clock)
 		// While a network is away, new orders wait unleased (worker/away.go);
-		// payd_rails_away says so, by network (its name → the orders' route).
-		store.HoldOrders(orders.Holding)
-		routes := map[string]string{"rails": out.Rails}
-		if acquirer != nil {
-			routes["cards"] = out.Cards
-		}
-		for network, route := range routes {
+		// payd_rails_away says so, by the network's role.
+		for role, name := range map[network.Role]string{network.Rails: networks.Rails, network.Cards: networks.Cards} {
+			if _, ok := networks.ByName[name]; !ok {
+				continue
+			}
 			api.Registry().MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "payd_rails_away",
-				ConstLabels: prometheus.Labels{"network": network},
+				ConstLabels: prometheus.Labels{"network": string(role)},
 				Help:        "1 while this instance holds a network's orders, its connector unavailable (one order probes it), else 0."},
 				func() float64 {
-					if orders.Away(route) {
+					if orders.Away(name) {
 						return 1
 					}
 					return 0
 				}))
 		}
+		store.HoldOrders(orders.Holding)
 		for range worker.HandedLoops {
 			handed(orders.RunHanded)
 		}
-		api.Mount("POST /rails/iso20022", &iso20022.Inbound{Ledger: store, Inbox: store, Statements: store, Location: c.BankLocation,
-			Refused: api.StatementRefused, Key: c.RailsKey, BIC: c.RailsBIC, Clock: clock, Log: log})
 	}
-	if acquirer != nil {
-		api.Mount("POST "+maibecomm.CallbackPath, &maibecomm.Callback{Client: acquirer, Ledger: store, Clock: clock, Log: log})
-		loop("cards", worker.CardInterval, nil, 32, (&worker.Cards{Store: store, Network: maibecomm.Name, Gateway: acquirer, Clock: clock, Log: log}).RunOnce)
+	if acquirer.Gateway != nil {
+		loop("cards", worker.CardInterval, nil, 32, (&worker.Cards{Store: store, Network: networks.Cards, Gateway: acquirer.Gateway, Clock: clock, Log: log}).RunOnce)
 	}
 
 	loop("gauges", httpapi.GaugeInterval, nil, 0, api.RefreshGauges)
