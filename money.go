@@ -123,8 +123,12 @@ func (m Money) AppendText(b []byte) []byte {
 // MarshalJSON renders the amount as a JSON number with two decimals.
 func (m Money) MarshalJSON() ([]byte, error) { return m.AppendText(nil), nil }
 
-// UnmarshalJSON reads a JSON number with at most two decimals, exactly.
+// UnmarshalJSON reads a JSON number with at most two decimals, exactly;
+// null leaves m as it is, as encoding/json does for its own types.
 func (m *Money) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
 	v, err := ParseMoney(string(b))
 	if err != nil {
 		return err

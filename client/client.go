@@ -31,6 +31,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"payd/client/internal/wire"
 )
 
 // Client calls one payd deployment as one merchant. It is safe for
@@ -65,13 +67,6 @@ type Error struct {
 	Errors  []ErrorItem
 }
 
-// ErrorItem is one error of the envelope.
-type ErrorItem struct {
-	Code    string            `json:"errorCode"`
-	Message string            `json:"errorMessage"`
-	Args    map[string]string `json:"errorArgs"`
-}
-
 func (e *Error) Error() string { return fmt.Sprintf("payd: %d %s: %s", e.Status, e.Code, e.Message) }
 
 type idemKey struct{}
@@ -100,12 +95,9 @@ func (c *Client) accessToken(ctx context.Context, forceNew bool) (string, error)
 	if !forceNew && c.token != "" && time.Until(c.tokenExp) > renew {
 		return c.token, nil
 	}
-	var res struct {
-		AccessToken string `json:"accessToken"`
-		ExpiresIn   int    `json:"expiresIn"`
-	}
+	var res wire.TokenResult
 	start := time.Now()
-	err := c.do(ctx, http.MethodPost, "/v2/auth/token", "", map[string]string{"clientId": c.ClientID, "clientSecret": c.ClientSecret}, &res)
+	err := c.do(ctx, http.MethodPost, "/v2/auth/token", "", wire.TokenRequest{ClientID: c.ClientID, ClientSecret: c.ClientSecret}, &res)
 	if err != nil {
 		return "", err
 	}
@@ -218,13 +210,11 @@ func backoff(attempt int) time.Duration {
 }
 
 func decodeError(status int, b []byte) error {
-	var env struct {
-		Errors []ErrorItem `json:"errors"`
-	}
+	var env wire.Failure
 	e := &Error{Status: status}
 	if json.Unmarshal(b, &env) == nil && len(env.Errors) > 0 {
 		e.Errors = env.Errors
-		e.Code, e.Message, e.Args = env.Errors[0].Code, env.Errors[0].Message, env.Errors[0].Args
+		e.Code, e.Message, e.Args = env.Errors[0].ErrorCode, env.Errors[0].ErrorMessage, env.Errors[0].ErrorArgs
 	} else {
 		e.Message = strings.TrimSpace(string(b))
 	}

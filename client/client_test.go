@@ -49,12 +49,12 @@ func start(t *testing.T, s *sqlstore.Store) *server {
 	return &server{url: base, store: s, creds: cr}
 }
 
-func money(s string) *payd.Money {
+func money(s string) payd.Money {
 	m, err := payd.ParseMoney(s)
 	if err != nil {
 		panic(err)
 	}
-	return &m
+	return m
 }
 
 // settleRefunds runs the sandbox's refund processing once.
@@ -87,15 +87,15 @@ func TestEveryMethod(t *testing.T) {
 			t.Errorf("RTPs = %+v, %v", page, err)
 		}
 		acc, err := c.TestAcceptRTP(ctx, r.RTPID, 5000)
-		if err != nil || acc.RTPStatus != "Accepted" || acc.PayID == "" || acc.Commission == nil || *acc.Commission != 50 || acc.Signature == "" {
+		if err != nil || acc.RTPStatus != "Accepted" || acc.PayID == "" || acc.Commission != 50 || acc.Signature == "" {
 			t.Fatalf("TestAcceptRTP = %+v, %v", acc, err)
 		}
-		rf, err := c.RefundRTP(ctx, acc.PayID, client.RefundRequest{Reason: "returned"})
+		rf, err := c.RefundRTP(ctx, acc.PayID, client.RTPRefund{Reason: "returned"})
 		if err != nil || rf.RefundID == "" {
 			t.Fatalf("RefundRTP = %+v, %v", rf, err)
 		}
 		r2, _ := c.CreateRTP(ctx, client.RTPRequest{Alias: "37369112221", Amount: 100, Currency: "MDL", Description: "x", ExpiresAt: exp})
-		if rej, err := c.TestRejectRTP(ctx, r2.RTPID); err != nil || rej.RTPStatus != "Rejected" || rej.Commission != nil {
+		if rej, err := c.TestRejectRTP(ctx, r2.RTPID); err != nil || rej.RTPStatus != "Rejected" || rej.Commission != 0 {
 			t.Errorf("TestRejectRTP = %+v, %v", rej, err)
 		}
 		r3, _ := c.CreateRTP(ctx, client.RTPRequest{Alias: "37369112221", Amount: 100, Currency: "MDL", Description: "x", ExpiresAt: exp})
@@ -105,7 +105,7 @@ func TestEveryMethod(t *testing.T) {
 
 		// QR: create each kind, pay, read, list, cancel; extensions.
 		dyn, err := c.CreateQR(ctx, client.QRRequest{Type: "Dynamic", AmountType: "Fixed", Amount: money("100.00"), Currency: "MDL",
-			Description: "Table 4", OrderID: "T4", ExpiresAt: &exp})
+			Description: "Table 4", OrderID: "T4", ExpiresAt: exp})
 		if err != nil || dyn.QRID == "" || dyn.URL == "" {
 			t.Fatalf("CreateQR = %+v, %v", dyn, err)
 		}
@@ -113,7 +113,7 @@ func TestEveryMethod(t *testing.T) {
 		if err != nil || paid.QRStatus != "Paid" || paid.SignatureKey != srv.creds.SignatureKey {
 			t.Fatalf("TestPayQR = %+v, %v", paid, err)
 		}
-		if q, err := c.QR(ctx, dyn.QRID); err != nil || q.Status != "Paid" || q.Amount == nil || *q.Amount != 10000 {
+		if q, err := c.QR(ctx, dyn.QRID); err != nil || q.Status != "Paid" || q.Amount != 10000 {
 			t.Errorf("QR = %+v, %v", q, err)
 		}
 		if page, err := c.QRs(ctx, client.ListOptions{Count: 5, Filters: map[string]string{"orderId": "T4"}}); err != nil || page.TotalCount != 1 {
@@ -133,7 +133,7 @@ func TestEveryMethod(t *testing.T) {
 			t.Errorf("CancelQR = %+v, %v", s, err)
 		}
 		hyb, err := c.CreateHybridQR(ctx, client.HybridRequest{AmountType: "Fixed", Currency: "MDL",
-			Extension: &client.ExtensionRequest{Amount: money("5.00"), Description: "Coffee", ExpiresAt: exp}})
+			Extension: client.ExtensionRequest{Amount: money("5.00"), Description: "Coffee", ExpiresAt: exp}})
 		if err != nil || hyb.ExtensionID == "" {
 			t.Fatalf("CreateHybridQR = %+v, %v", hyb, err)
 		}
@@ -156,7 +156,7 @@ func TestEveryMethod(t *testing.T) {
 			t.Fatalf("CreateCheckout = %+v, %v", co, err)
 		}
 		if got, err := c.Checkout(ctx, co.CheckoutID); err != nil || got.Status != "WaitingForInit" || got.Amount != 2463 ||
-			got.Order == nil || *got.Order.ID != "ORD-1" || len(got.Order.Items) != 1 || got.Payer == nil || got.Payer.Name != "Ion" {
+			got.Order == nil || got.Order.ID != "ORD-1" || len(got.Order.OrderItems) != 1 || got.Order.OrderItems[0].Quantity != 2 || got.Payer == nil || got.Payer.Name != "Ion" {
 			t.Errorf("Checkout = %+v, %v", got, err)
 		}
 		if page, err := c.Checkouts(ctx, client.ListOptions{Count: 5}); err != nil || page.TotalCount != 1 {
@@ -179,7 +179,7 @@ func TestEveryMethod(t *testing.T) {
 		}
 		settleRefunds(t, s)
 		if got, err := c.RefundStatus(ctx, part.RefundID); err != nil || got.Status != "Accepted" || got.Amount != 2500 || got.RefundType != "Partial" ||
-			got.ExecutedAt == nil || got.RefundID != part.RefundID {
+			got.ExecutedAt.IsZero() || got.RefundID != part.RefundID {
 			t.Errorf("RefundStatus = %+v, %v", got, err)
 		}
 		if p, _ := c.Payment(ctx, paid.PayID); p.Status != "PartiallyRefunded" || p.RefundedAmount != 2500 {

@@ -138,7 +138,7 @@ func (s *Shop) buy(w http.ResponseWriter, r *http.Request) {
 		Amount: p.Price, Currency: "MDL", Language: "en",
 		CallbackURL: s.cfg.PublicURL + "/payd/callback", SuccessURL: back, FailURL: back,
 		OrderInfo: &client.OrderInfo{ID: o.ID, Description: p.Name,
-			Items: []client.OrderItem{{Title: p.Name, Amount: &p.Price, Currency: "MDL", Quantity: 1}}},
+			Items: []client.OrderItem{{Title: p.Name, Amount: p.Price, Currency: "MDL", Quantity: 1}}},
 	})
 	if err != nil {
 		http.Error(w, "payd: "+err.Error(), http.StatusBadGateway)
