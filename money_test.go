@@ -1,6 +1,7 @@
 package payd
 
 import (
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -124,5 +125,19 @@ func TestValidIBAN(t *testing.T) {
 		if got := ValidIBAN(NormalizeIBAN(in)); got != want {
 			t.Errorf("ValidIBAN(%q) = %v, want %v", in, got, want)
 		}
+	}
+}
+
+// TestMoneyJSON: an amount reads exactly from a JSON number, a null leaves
+// the value as it was (as encoding/json does for its own types), and an
+// amount with more than two decimals is refused.
+func TestMoneyJSON(t *testing.T) {
+	var v struct{ A, B Money }
+	v.B = 7
+	if err := json.Unmarshal([]byte(`{"A": 12.34, "B": null}`), &v); err != nil || v.A != 1234 || v.B != 7 {
+		t.Errorf("decoded %+v, %v; want A 1234 and B left at 7", v, err)
+	}
+	if err := json.Unmarshal([]byte(`{"A": 1.234}`), &v); err == nil {
+		t.Errorf("1.234 decoded as %d, want an error", v.A)
 	}
 }
