@@ -145,8 +145,10 @@ func (p *Pages) checkoutMethod(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/checkout/"+c.ID+langQuery(r), http.StatusSeeOther)
 }
 
+// langQuery keeps a page's ?lang through a form's redirect, in any case
+// (as checkoutLang reads it).
 func langQuery(r *http.Request) string {
-	if l := r.URL.Query().Get("lang"); catalog.Speaks(l) {
+	if l := strings.ToLower(r.URL.Query().Get("lang")); catalog.Speaks(l) {
 		return "?lang=" + l
 	}
 	return ""

@@ -20,3 +20,14 @@ func TestCSRFCookieSecureBehindTLSProxy(t *testing.T) {
 		}
 	}
 }
+
+// TestLangQueryKeepsAnyCase: a page read as ?lang=EN keeps English
+// through its form's redirect, as ?lang=en; a language the pages do not
+// speak is dropped.
+func TestLangQueryKeepsAnyCase(t *testing.T) {
+	for q, want := range map[string]string{"?lang=EN": "?lang=en", "?lang=ru": "?lang=ru", "?lang=de": "", "": ""} {
+		if got := langQuery(httptest.NewRequest("POST", "http://pay.example/checkout/x"+q, nil)); got != want {
+			t.Errorf("langQuery(%q) = %q, want %q", q, got, want)
+		}
+	}
+}
