@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net/netip"
 	"net/url"
 	"os"
@@ -248,14 +249,15 @@ func intSetting(field func(*config) *int) func(*config, string) error {
 // secrets are the settings that hold a secret. Each can also be read from a
 // file (flag NAME-file, variable PAYD_…_FILE), so that it need not appear in
 // the process list or the environment.
-// Each network's own secrets are marked in its settings (network.Setting).
+// A network's own secrets are marked in its settings (network.Setting).
 var secrets = map[string]bool{"secret-key": true, "operator-token": true}
 
 // allSettings are the settings with every registered network's: a rails
-// network's after PAYD_RAILS, an acquirer's after PAYD_CARD_ACQUIRER. The
-// two name the registered networks in their help.
-var allSettings = sync.OnceValue(func() []setting {
-	var out []setting
+// network's after PAYD_RAILS, an acquirer's after PAYD_CARD_ACQUIRER (the
+// two name the registered networks in their help); secret holds secrets'
+// flags and the networks' secret ones.
+var allSettings = sync.OnceValues(func() (out []setting, secret map[string]bool) {
+	secret = maps.Clone(secrets)
 	for _, s := range settings {
 		var role network.Role
 		switch s.flag {
@@ -275,7 +277,7 @@ var allSettings = sync.OnceValue(func() []setting {
 			}
 			for _, ns := range n.Settings {
 				if ns.Secret {
-					secrets[ns.Flag] = true
+					secret[ns.Flag] = true
 				}
 				out = append(out, setting{flag: ns.Flag, env: ns.Env, def: ns.Default, help: ns.Help, apply: func(c *config, v string) error {
 					if ns.Parse != nil {
@@ -289,7 +291,7 @@ var allSettings = sync.OnceValue(func() []setting {
 			}
 		}
 	}
-	return out
+	return out, secret
 })
 
 // errHelp: the user asked for a command's help, which was printed.
@@ -306,14 +308,14 @@ func loadConfig(name string, args []string, getenv func(string) string, out io.W
 	cmd := findCommand(name)
 	offered := func(flag string) bool { return cmd == nil || cmd.flags == nil || findFlag(cmd.flags, flag) }
 	none := ""
-	settings := allSettings()
+	settings, secret := allSettings()
 	vals, files := make([]*string, len(settings)), make([]*string, len(settings))
 	for i, s := range settings {
 		vals[i], files[i] = &none, &none
 		if offered(s.flag) {
 			vals[i] = fs.String(s.flag, "", s.help+" ($"+s.env+", default "+strconv.Quote(s.def)+")")
 		}
-		if secrets[s.flag] && offered(s.flag+"-file") {
+		if secret[s.flag] && offered(s.flag+"-file") {
 			files[i] = fs.String(s.flag+"-file", "", "a file holding "+s.env+" ($"+s.env+"_FILE)")
 		}
 	}
@@ -341,7 +343,7 @@ func loadConfig(name string, args []string, getenv func(string) string, out io.W
 		if v == "" {
 			v = getenv(s.env)
 		}
-		if v == "" && secrets[s.flag] {
+		if v == "" && secret[s.flag] {
 			file := *files[i]
 			if file == "" {
 				file = getenv(s.env + "_FILE")
