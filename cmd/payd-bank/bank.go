@@ -47,6 +47,7 @@ type bank struct {
 	sent       []exchange // every message sent to payd, with payd's answer
 	downUntil  time.Time
 	down       bool
+	refused    int // messages of payd's answered 503 while down
 	duplicates bool
 	bookings   []*booking      // what the bank booked on its customers' accounts
 	accounts   map[string]bool // the merchants' accounts it knows
@@ -83,6 +84,12 @@ func (b *bank) routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /refund/{id}/settle", b.refundStatus)
 	mux.HandleFunc("POST /refund/{id}/reject", b.refundStatus)
 	mux.HandleFunc("POST /down", b.goDown)
+	mux.HandleFunc("GET /down", func(w http.ResponseWriter, r *http.Request) {
+		b.mu.Lock()
+		down, refused := b.downLocked(), b.refused
+		b.mu.Unlock()
+		writeJSON(w, 200, map[string]any{"down": down, "refused": refused})
+	})
 	mux.HandleFunc("GET /bookings", b.listBookings)
 	mux.HandleFunc("GET /statements", b.getStatement)
 	mux.HandleFunc("POST /statements/send", b.sendStatement)
@@ -107,16 +114,29 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	json.NewEncoder(w).Encode(v)
 }
 
-func (b *bank) isDown() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+// downLocked: the connector answers 503 now (b.mu held).
+func (b *bank) downLocked() bool {
 	return b.down && (b.downUntil.IsZero() || time.Now().Before(b.downUntil))
+}
+
+// refuseIfDown answers 503 while the connector is down, counting the
+// messages it refused.
+func (b *bank) refuseIfDown(w http.ResponseWriter) bool {
+	b.mu.Lock()
+	down := b.downLocked()
+	if down {
+		b.refused++
+	}
+	b.mu.Unlock()
+	if down {
+		http.Error(w, "connector down", http.StatusServiceUnavailable)
+	}
+	return down
 }
 
 // receive is the connector endpoint payd posts its messages to.
 func (b *bank) receive(w http.ResponseWriter, r *http.Request) {
-	if b.isDown() {
-		http.Error(w, "connector down", http.StatusServiceUnavailable)
+	if b.refuseIfDown(w) {
 		return
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))

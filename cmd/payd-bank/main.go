@@ -85,6 +85,8 @@ Control API of the rails (JSON answers):
   GET  /sent                        every message sent to payd, with payd's
                                     answers
   POST /down[?for=30s]              answer 503 to payd (for a while, or until /up)
+  GET  /down                        whether it is down, and how many of payd's
+                                    messages it refused while down
   POST /up                          answer again
   POST /duplicates?on=true|false    send every message to payd twice
   POST /pay-link                    a payer's bank app pays a MIA QR link alone:

@@ -248,3 +248,15 @@ func killRestart(p *proc, n int, least, spread time.Duration) {
 		p.start()
 	}
 }
+
+// waitUntil polls cond until it holds, failing the test after within.
+func waitUntil(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited %v for %s", within, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -410,12 +410,17 @@ func TestRails_postgres(t *testing.T) {
 	})
 
 	t.Run("bank down, then back", func(t *testing.T) {
+		_, before := bank.call(t, "GET", "/down", nil)
 		bank.call(t, "POST", "/down", nil)
 		var ids []string
 		for i := 0; i < 5; i++ {
 			ids = append(ids, newRTP())
 		}
-		time.Sleep(2 * time.Second)
+		// payd has tried the bank while it was down, and been refused.
+		waitUntil(t, 10*time.Second, "payd to try the bank while it is down", func() bool {
+			_, now := bank.call(t, "GET", "/down", nil)
+			return now["refused"].(float64) > before["refused"].(float64)
+		})
 		for _, m := range bank.messages(t, "pain.013") {
 			for _, id := range ids {
 				if m.ObjectID == id {
