@@ -34,20 +34,19 @@ func (r *testRails) Deliver(_ context.Context, o *payd.RailsOrder) (payd.Taken, 
 // wait returns the order of kind for object, once it has come.
 func (r *testRails) wait(t *testing.T, kind payd.OrderKind, object string) payd.RailsOrder {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	var got payd.RailsOrder
+	waitUntil(t, 10*time.Second, "the "+string(kind)+" order of "+object+" at the test rails", func() bool {
 		r.mu.Lock()
+		defer r.mu.Unlock()
 		for _, o := range r.orders {
 			if o.Kind == kind && o.ObjectID == object {
-				r.mu.Unlock()
-				return o
+				got = o
+				return true
 			}
 		}
-		r.mu.Unlock()
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("no %s order for %s reached the test rails", kind, object)
-	return payd.RailsOrder{}
+		return false
+	})
+	return got
 }
 
 var secondRails = &testRails{}
